@@ -1,0 +1,65 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// audit records one call before its result is returned. Failures to
+// persist are logged once and never fail the call.
+func (s *Server) audit(ctx context.Context, req *sdk.CallToolRequest, tool, host string, raw map[string]any, parent string, start time.Time, err error) {
+	dur := time.Since(start)
+	ev := AuditEvent{
+		Time:      start.UTC(),
+		SessionID: s.sessionID,
+		Host:      host,
+		Tool:      tool,
+		Outcome:   "ok",
+		Duration:  dur,
+		Parent:    parent,
+	}
+	ev.Client, ev.ClientVersion = clientInfo(req)
+	if b, jerr := json.Marshal(s.redact(raw)); jerr == nil {
+		ev.Args = b
+	}
+	if err != nil {
+		info := describeError(err)
+		ev.Outcome = "error"
+		if info.Refused {
+			ev.Outcome = "refused"
+		}
+		ev.ErrorType = info.Type
+		ev.Error = info.Text
+	}
+	if ev.Outcome == "ok" {
+		s.log.Debug("audit", "tool", tool, "outcome", ev.Outcome, "duration_ms", float64(dur.Microseconds())/1000, "host", host)
+	} else {
+		s.log.Debug("audit", "tool", tool, "outcome", ev.Outcome, "error_type", ev.ErrorType, "duration_ms", float64(dur.Microseconds())/1000, "host", host)
+	}
+	if s.opts.Auditor == nil {
+		return
+	}
+	actx := context.WithoutCancel(ctx)
+	if aerr := s.opts.Auditor.Append(actx, ev); aerr != nil {
+		s.auditWarn.Do(func() {
+			s.log.Error("audit unavailable; tool calls continue without persisted records", "error", aerr.Error())
+		})
+	}
+}
+
+// redact applies the configured redaction; without one, argument values
+// are withheld entirely so no secret can reach the audit.
+func (s *Server) redact(raw map[string]any) any {
+	if s.opts.Redact != nil {
+		return s.opts.Redact(raw)
+	}
+	keys := make([]string, 0, len(raw))
+	for k := range raw {
+		keys = append(keys, k)
+	}
+	sortStrings(keys)
+	return map[string]any{"argument_names": keys}
+}

@@ -1,0 +1,170 @@
+package mcp
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// Tier is a safety level: readonly < mutating < destructive.
+type Tier int
+
+// The three safety tiers.
+const (
+	TierReadonly Tier = iota
+	TierMutating
+	TierDestructive
+)
+
+func (t Tier) String() string {
+	switch t {
+	case TierReadonly:
+		return "readonly"
+	case TierMutating:
+		return "mutating"
+	case TierDestructive:
+		return "destructive"
+	}
+	return "unknown"
+}
+
+// ParseTier parses a tier name (exact, case-sensitive).
+func ParseTier(s string) (Tier, bool) {
+	switch s {
+	case "readonly":
+		return TierReadonly, true
+	case "mutating":
+		return TierMutating, true
+	case "destructive":
+		return TierDestructive, true
+	}
+	return TierReadonly, false
+}
+
+// ErrHistoryEnv is the fatal start-up error for a bad
+// LIBTMUX_SUPPRESS_HISTORY (the value itself is never printed).
+var ErrHistoryEnv = errors.New("LIBTMUX_SUPPRESS_HISTORY must be unset, '0', or '1'")
+
+// Settings are the start-up values read from the environment.
+type Settings struct {
+	Safety          Tier
+	SuppressHistory bool
+	WaitMax         float64
+	PromptsAsTools  bool
+	Warnings        []string // to log at WARNING
+}
+
+// SettingsFromEnv resolves the anchor's start-up variables in its order.
+func SettingsFromEnv(getenv func(string) string) (Settings, error) {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	var s Settings
+	raw, set := lookup(getenv, "LIBTMUX_SAFETY")
+	if !set {
+		s.Safety = TierMutating
+	} else if t, ok := ParseTier(raw); ok {
+		s.Safety = t
+	} else {
+		s.Safety = TierReadonly
+		s.Warnings = append(s.Warnings, fmt.Sprintf("invalid LIBTMUX_SAFETY=%s, falling back to readonly", pyRepr(raw)))
+	}
+	switch h, set := lookup(getenv, "LIBTMUX_SUPPRESS_HISTORY"); {
+	case !set || h == "1":
+		s.SuppressHistory = true
+	case h == "0":
+		s.SuppressHistory = false
+	default:
+		return s, ErrHistoryEnv
+	}
+	var w string
+	s.WaitMax, w = parseWaitMax(getenv)
+	if w != "" {
+		s.Warnings = append(s.Warnings, w)
+	}
+	s.PromptsAsTools = getenv("LIBTMUX_MCP_PROMPTS_AS_TOOLS") == "1"
+	return s, nil
+}
+
+// lookup treats an empty value of an unset-able variable as set; getenv
+// cannot tell unset from empty, so os.LookupEnv is consulted when getenv
+// is os.Getenv's stand-in.
+func lookup(getenv func(string) string, name string) (string, bool) {
+	v := getenv(name)
+	if v != "" {
+		return v, true
+	}
+	if envLookup != nil {
+		return envLookup(name)
+	}
+	return "", false
+}
+
+// envLookup distinguishes unset from empty; tests may replace it.
+var envLookup = os.LookupEnv
+
+// Wait ceiling bounds (BEHAVIOR.md §8.6).
+const (
+	waitMaxDefault = 30.0
+	waitMaxFloor   = 1.0
+	waitMaxLimit   = 120.0
+)
+
+func parseWaitMax(getenv func(string) string) (float64, string) {
+	raw, set := lookup(getenv, "LIBTMUX_MCP_WAIT_MAX_SECONDS")
+	if !set {
+		return waitMaxDefault, ""
+	}
+	f, err := strconv.ParseFloat(strings.TrimSpace(raw), 64)
+	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+		return waitMaxDefault, fmt.Sprintf("invalid LIBTMUX_MCP_WAIT_MAX_SECONDS=%s; using %s", pyRepr(raw), pyFloat(waitMaxDefault))
+	}
+	c := math.Min(math.Max(f, waitMaxFloor), waitMaxLimit)
+	if c != f {
+		return c, fmt.Sprintf("LIBTMUX_MCP_WAIT_MAX_SECONDS=%s clamped to %s", pyRepr(raw), pyFloat(c))
+	}
+	return c, ""
+}
+
+// pyRepr renders s the way Python's repr does for simple strings.
+func pyRepr(s string) string {
+	if strings.Contains(s, "'") && !strings.Contains(s, "\"") {
+		return "\"" + s + "\""
+	}
+	var sb strings.Builder
+	sb.WriteByte('\'')
+	for _, r := range s {
+		switch r {
+		case '\\':
+			sb.WriteString(`\\`)
+		case '\'':
+			sb.WriteString(`\'`)
+		case '\n':
+			sb.WriteString(`\n`)
+		case '\r':
+			sb.WriteString(`\r`)
+		case '\t':
+			sb.WriteString(`\t`)
+		default:
+			if r < 0x20 || r == 0x7f {
+				fmt.Fprintf(&sb, `\x%02x`, r)
+			} else {
+				sb.WriteRune(r)
+			}
+		}
+	}
+	sb.WriteByte('\'')
+	return sb.String()
+}
+
+// pyFloat renders f the way Python's str(float) does for ordinary values
+// (30.0, 0.5, 1e-05 aside).
+func pyFloat(f float64) string {
+	if f == math.Trunc(f) && math.Abs(f) < 1e16 {
+		return strconv.FormatFloat(f, 'f', 1, 64)
+	}
+	return strconv.FormatFloat(f, 'g', -1, 64)
+}

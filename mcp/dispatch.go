@@ -1,0 +1,287 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path"
+	"strings"
+	"sync"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// dispatch runs one tools/call (or a nested batch call) through the
+// pipeline, outermost first: response limiter, error-to-result
+// conversion, audit, readonly retry, safety gate, validation, tool.
+func (s *Server) dispatch(ctx context.Context, req *sdk.CallToolRequest, name string, raw map[string]any, parent string) *sdk.CallToolResult {
+	start := time.Now()
+	t := s.byName[name]
+	host := LocalHost
+	if h, ok := raw["host"].(string); ok && s.opts.Backend.Fleet() {
+		host = h
+	}
+	var (
+		res *sdk.CallToolResult
+		err error
+	)
+	if t == nil || !s.visible(t) {
+		err = &ToolError{Msg: "Unknown tool: " + pyRepr(name), Class: "NotFoundError"}
+	} else {
+		res, err = s.invoke(ctx, req, t, raw, host, parent)
+	}
+	s.audit(ctx, req, name, host, raw, parent, start, err)
+	if err != nil {
+		info := describeError(err)
+		if info.Expected {
+			s.log.Warn("Error in tools/call: "+info.Type+": "+firstLine(info.Text), "tool", name)
+		} else {
+			s.log.Error("Error in tools/call: "+info.Type+": "+firstLine(info.Text), "tool", name)
+		}
+		res = errorResult(err)
+	}
+	if t != nil && t.spec.ResponseLimited {
+		res = limitResponse(res, responseLimitBytes)
+	}
+	return res
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// invoke applies the retry, safety and validation layers and builds the
+// success result.
+func (s *Server) invoke(ctx context.Context, req *sdk.CallToolRequest, t *tool, raw map[string]any, host, parent string) (*sdk.CallToolResult, error) {
+	retry := t.tier == TierReadonly && !t.spec.SelfBounded
+	out, err := s.attempt(ctx, req, t, raw, host, parent)
+	if err != nil && retry && isTransient(err) && ctx.Err() == nil {
+		s.log.Warn("retrying readonly tool after transient tmux error", "logger", "libtmux_mcp.retry", "tool", t.spec.Name, "error", err.Error())
+		select {
+		case <-time.After(100 * time.Millisecond):
+		case <-ctx.Done():
+			return nil, err
+		}
+		out, err = s.attempt(ctx, req, t, raw, host, parent)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return buildResult(t.spec, out)
+}
+
+// attempt is the safety gate, argument validation and the tool itself.
+func (s *Server) attempt(ctx context.Context, req *sdk.CallToolRequest, t *tool, raw map[string]any, host, parent string) (out any, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			s.log.Error("tool panicked", "tool", t.spec.Name, "panic", fmt.Sprint(r))
+			out, err = nil, unexpected("RuntimeError", fmt.Errorf("internal error in %s: %v", t.spec.Name, r))
+		}
+	}()
+	if t.tier > s.opts.Settings.Safety {
+		return nil, refusedf("Tool '%s' is not available at the current safety level. Set LIBTMUX_SAFETY=destructive to enable destructive tools.", t.spec.Name)
+	}
+	var extra map[string]any
+	fleet := s.opts.Backend.Fleet()
+	if fleet {
+		extra = map[string]any{"host": LocalHost}
+	}
+	args, err := validateArgs(t.spec, raw, s.defaults(t), extra)
+	if err != nil {
+		var ve *ValidationError
+		if errors.As(err, &ve) {
+			return nil, s.withSuggestion(req, ve)
+		}
+		return nil, err
+	}
+	if !fleet {
+		return t.handler(ctx, &Call{s: s, tool: t, Args: args, Host: LocalHost, req: req, parent: parent})
+	}
+	hostArg, _ := args["host"].(string)
+	if isGlob(hostArg) {
+		if !t.fanout {
+			return nil, expectedf("host %q: %s runs on one host; host patterns are accepted only by list_servers, list_sessions, list_windows, list_panes, search_panes and get_server_info", hostArg, t.spec.Name)
+		}
+		return s.fanOut(ctx, req, t, args, hostArg, parent)
+	}
+	if err := s.hostGate(t, hostArg); err != nil {
+		return nil, err
+	}
+	return t.handler(ctx, &Call{s: s, tool: t, Args: args, Host: hostArg, req: req, parent: parent})
+}
+
+// hostGate refuses a host outside the selection or a tool above the
+// host's safety cap.
+func (s *Server) hostGate(t *tool, host string) error {
+	if hosts, err := s.opts.Backend.Match(host); err != nil || len(hosts) != 1 || hosts[0] != host {
+		if err == nil {
+			err = fmt.Errorf("not a selected host (enable it with --hosts)")
+		}
+		return &HostError{Host: host, Err: err}
+	}
+	if capTier, ok := s.opts.Backend.Cap(host); ok && t.tier > capTier {
+		return refusedf("Tool '%s' (tier %s) is not available on host '%s', which is capped at %s by --host-safety.", t.spec.Name, t.tier, host, capTier)
+	}
+	return nil
+}
+
+func isGlob(h string) bool { return strings.ContainsAny(h, "*?[") }
+
+// fanOut runs a listing tool on every matching host concurrently and
+// merges the results. Hosts that fail are reported, not fatal.
+func (s *Server) fanOut(ctx context.Context, req *sdk.CallToolRequest, t *tool, args map[string]any, pattern, parent string) (any, error) {
+	hosts, err := s.opts.Backend.Match(pattern)
+	if err != nil {
+		return nil, &HostError{Host: pattern, Err: err}
+	}
+	type res struct {
+		out any
+		err error
+	}
+	results := make([]res, len(hosts))
+	var wg sync.WaitGroup
+	for i, h := range hosts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := s.hostGate(t, h); err != nil {
+				results[i] = res{nil, err}
+				return
+			}
+			a := make(map[string]any, len(args))
+			for k, v := range args {
+				a[k] = v
+			}
+			a["host"] = h
+			c := &Call{s: s, tool: t, Args: a, Host: h, req: req, parent: parent}
+			out, err := t.handler(ctx, c)
+			results[i] = res{out, err}
+		}()
+	}
+	wg.Wait()
+	var failures []string
+	outs := make([]any, 0, len(hosts))
+	okHosts := make([]string, 0, len(hosts))
+	for i, r := range results {
+		if r.err != nil {
+			failures = append(failures, fmt.Sprintf("%s: %s", hosts[i], describeError(r.err).Text))
+			continue
+		}
+		outs = append(outs, r.out)
+		okHosts = append(okHosts, hosts[i])
+	}
+	return mergeFanout(t.spec.Name, outs, okHosts, failures)
+}
+
+// fanoutResult is a merged fan-out result: the value plus the hosts that
+// failed (reported in _meta and, for lists, in a trailing text block).
+type fanoutResult struct {
+	value    any
+	failures []string
+}
+
+func mergeFanout(tool string, outs []any, hosts, failures []string) (any, error) {
+	if failures == nil {
+		failures = []string{}
+	}
+	switch tool {
+	case "search_panes":
+		merged := SearchPanesResult{Matches: []PaneContentMatch{}, TruncatedPanes: []string{}}
+		for _, o := range outs {
+			r, ok := o.(SearchPanesResult)
+			if !ok {
+				continue
+			}
+			merged.Matches = append(merged.Matches, r.Matches...)
+			merged.TruncatedPanes = append(merged.TruncatedPanes, r.TruncatedPanes...)
+			merged.TotalPanesMatched += r.TotalPanesMatched
+			merged.Truncated = merged.Truncated || r.Truncated
+			merged.Offset, merged.Limit = r.Offset, r.Limit
+		}
+		return fanoutResult{merged, failures}, nil
+	case "get_server_info":
+		var list []any
+		list = append(list, outs...)
+		return fanoutResult{list, failures}, nil
+	}
+	var merged []any
+	for _, o := range outs {
+		b, err := json.Marshal(o)
+		if err != nil {
+			return nil, err
+		}
+		var items []json.RawMessage
+		if err := json.Unmarshal(b, &items); err != nil {
+			return nil, err
+		}
+		for _, it := range items {
+			merged = append(merged, it)
+		}
+	}
+	if merged == nil {
+		merged = []any{}
+	}
+	return fanoutResult{merged, failures}, nil
+}
+
+// defaults returns per-server overrides of published parameter defaults.
+func (s *Server) defaults(t *tool) map[string]any {
+	if t.spec.Name == "run_command" {
+		return map[string]any{"suppress_history": s.opts.Settings.SuppressHistory}
+	}
+	return nil
+}
+
+// withSuggestion adds the unknown-argument hint to a validation failure.
+func (s *Server) withSuggestion(req *sdk.CallToolRequest, ve *ValidationError) error {
+	unknown := ve.Unexpected()
+	if len(unknown) == 0 {
+		return ve
+	}
+	sugg := fmt.Sprintf("Remove or correct the unrecognized argument(s): %s.", strings.Join(unknown, ", "))
+	for _, u := range unknown {
+		if u == "wait_for_previous" {
+			who := "some clients (e.g. Gemini CLI)"
+			if label := clientLabel(req); label != "" {
+				who = "your client (" + label + ")"
+			}
+			sugg += " wait_for_previous is a scheduling flag " + who + " can leak into batched tool calls; retry the call without it."
+			break
+		}
+	}
+	return &ToolError{Msg: ve.Error(), Suggestion: sugg, Expected: true, Class: "ValidationError", cause: ve}
+}
+
+func clientLabel(req *sdk.CallToolRequest) string {
+	if req == nil {
+		return ""
+	}
+	ci := req.ClientInfo()
+	if ci == nil {
+		return ""
+	}
+	return strings.TrimSpace(ci.Name + " " + ci.Version)
+}
+
+// clientInfo returns the client name and version for the audit.
+func clientInfo(req *sdk.CallToolRequest) (string, string) {
+	if req == nil {
+		return "", ""
+	}
+	ci := req.ClientInfo()
+	if ci == nil {
+		return "", ""
+	}
+	return ci.Name, ci.Version
+}
+
+// matchHost reports whether host matches a glob pattern.
+func matchHost(pattern, host string) bool {
+	ok, _ := path.Match(pattern, host)
+	return ok
+}

@@ -1,0 +1,123 @@
+package mcp
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/fleetmux/fleetmux/tmux"
+)
+
+// ToolError is a failure a tool reports on purpose, with the anchor's
+// classification: Expected errors are agent-correctable.
+type ToolError struct {
+	Msg        string
+	Suggestion string
+	Expected   bool
+	Class      string // error_type; "" means ExpectedToolError / ToolError
+	Refused    bool   // a safety or guard refusal (audited as "refused")
+	cause      error
+}
+
+func (e *ToolError) Error() string { return e.Msg }
+func (e *ToolError) Unwrap() error { return e.cause }
+
+// expectedf is an agent-correctable error with a formatted message.
+func expectedf(format string, a ...any) *ToolError {
+	return &ToolError{Msg: fmt.Sprintf(format, a...), Expected: true}
+}
+
+// refusedf is an expected error that refuses an action (guards, tiers).
+func refusedf(format string, a ...any) *ToolError {
+	return &ToolError{Msg: fmt.Sprintf(format, a...), Expected: true, Refused: true}
+}
+
+// unexpected is an operator fault or bug, rendered the anchor's way.
+func unexpected(class string, err error) *ToolError {
+	return &ToolError{Msg: fmt.Sprintf("Unexpected error: %s: %v", class, err), Class: class, cause: err}
+}
+
+// classed is implemented by tmux errors to name the anchor's exception.
+type classed interface{ Class() string }
+
+// errorInfo is the rendered form of any error a tool call produced.
+type errorInfo struct {
+	Text       string
+	Suggestion string
+	Type       string
+	Expected   bool
+	Refused    bool
+}
+
+// describeError maps an error to the anchor's message, hint, error_type
+// and expected flag (BEHAVIOR.md §7.2).
+func describeError(err error) errorInfo {
+	var te *ToolError
+	if errors.As(err, &te) {
+		class := te.Class
+		if class == "" {
+			if te.Expected {
+				class = "ExpectedToolError"
+			} else {
+				class = "ToolError"
+			}
+		}
+		return errorInfo{Text: te.Msg, Suggestion: te.Suggestion, Type: class, Expected: te.Expected, Refused: te.Refused}
+	}
+	var ve *ValidationError
+	if errors.As(err, &ve) {
+		info := errorInfo{Text: ve.Error(), Type: "ValidationError", Expected: true}
+		return info
+	}
+	if errors.Is(err, tmux.ErrBinaryNotFound) {
+		return errorInfo{Text: "tmux binary not found. Ensure tmux is installed and in PATH.", Type: "TmuxCommandNotFound"}
+	}
+	var (
+		se *tmux.SessionExistsError
+		bn *tmux.BadSessionNameError
+		nf *tmux.NotFoundError
+		am *tmux.AmbiguousError
+		pn *tmux.PaneNotFoundError
+		ce *tmux.CommandError
+		nw *tmux.NoWindowsError
+	)
+	switch {
+	case errors.As(err, &se):
+		return errorInfo{Text: se.Error(), Type: se.Class(), Expected: true}
+	case errors.As(err, &bn):
+		return errorInfo{Text: bn.Error(), Type: bn.Class(), Expected: true}
+	case errors.As(err, &nf):
+		return errorInfo{Text: "Object not found: " + nf.Error(), Suggestion: "Call list_sessions / list_windows / list_panes to discover valid ids.", Type: nf.Class(), Expected: true}
+	case errors.As(err, &am):
+		return errorInfo{Text: "Ambiguous target: " + am.Error(), Suggestion: "A window shared between sessions is listed once per session that holds it, so a name or index can match more than one row. Target it by id (session_id / window_id / pane_id) instead.", Type: am.Class(), Expected: true}
+	case errors.As(err, &pn):
+		return errorInfo{Text: "Pane not found: " + pn.Error(), Suggestion: "Call list_panes to discover valid pane ids.", Type: pn.Class(), Expected: true}
+	case errors.As(err, &nw):
+		return errorInfo{Text: "tmux error: " + nw.Error(), Type: nw.Class(), Expected: true}
+	case errors.As(err, &ce):
+		return errorInfo{Text: "tmux error: " + ce.Error(), Type: ce.Class(), Expected: true}
+	}
+	var he *HostError
+	if errors.As(err, &he) {
+		return errorInfo{Text: he.Error(), Type: "HostError", Expected: true}
+	}
+	return errorInfo{Text: fmt.Sprintf("Unexpected error: RuntimeError: %v", err), Type: "RuntimeError"}
+}
+
+// HostError is a fleet-mode failure to reach or select a host.
+type HostError struct {
+	Host string
+	Err  error
+}
+
+func (e *HostError) Error() string { return fmt.Sprintf("host %q: %v", e.Host, e.Err) }
+func (e *HostError) Unwrap() error { return e.Err }
+
+// isTransient reports whether the readonly retry layer may retry err: a
+// tmux failure that is not a deterministic lookup or naming error.
+func isTransient(err error) bool {
+	if tmux.IsDeterministic(err) {
+		return false
+	}
+	var ce *tmux.CommandError
+	return errors.As(err, &ce)
+}

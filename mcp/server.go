@@ -1,0 +1,307 @@
+// Package mcp is fleetmux's MCP surface: the 56 tools of libtmux-mcp
+// 0.1.0a20 (registered from one table, schemas equal to the anchor's),
+// resources, prompts, safety tiers and the middleware pipeline. It never
+// runs a process itself: tmux commands go through package tmux over the
+// runner the Backend picks for the call's host.
+package mcp
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/fleetmux/fleetmux/transport"
+)
+
+// Version is the version fleetmux reports as the anchor's serverInfo.
+const (
+	ServerName    = "tmux"
+	ServerVersion = "0.1.0a20"
+	WebsiteURL    = "https://libtmux-mcp.git-pull.com/"
+	// LocalHost is the reserved name of this machine in fleet mode.
+	LocalHost = "local"
+)
+
+// Backend maps hosts to runners. Local mode has only "local".
+type Backend interface {
+	// Runner returns the runner for host, or an error naming the cause.
+	Runner(ctx context.Context, host string) (transport.Runner, error)
+	// Fleet reports whether any remote host is selected (fleet mode).
+	Fleet() bool
+	// Match expands a host argument ("*", a glob or a name) to hosts.
+	Match(pattern string) ([]string, error)
+	// Cap returns a host's safety cap, if any.
+	Cap(host string) (Tier, bool)
+	// Local reports whether host is this machine.
+	Local(host string) bool
+}
+
+// AuditEvent is one tool call as the audit layer sees it. Args are
+// already redacted.
+type AuditEvent struct {
+	Time          time.Time
+	SessionID     string
+	Client        string
+	ClientVersion string
+	Host          string
+	Tool          string
+	Args          json.RawMessage
+	Outcome       string // ok, error, refused
+	ErrorType     string
+	Error         string
+	Duration      time.Duration
+	Parent        string
+}
+
+// Auditor persists audit events. Append must return only once the record
+// is durable.
+type Auditor interface {
+	Append(ctx context.Context, ev AuditEvent) error
+}
+
+// Options configure a Server.
+type Options struct {
+	Settings Settings
+	Backend  Backend
+	Auditor  Auditor      // nil: audit only to the log
+	// Redact reduces raw arguments for the audit (store.Redact).
+	Redact func(map[string]any) map[string]any
+	Logger   *slog.Logger // nil: discard
+	// Getenv reads per-call variables (LIBTMUX_SOCKET, TMUX_PANE, ...).
+	Getenv func(string) string
+}
+
+// Server is the fleetmux MCP server.
+type Server struct {
+	opts      Options
+	sdk       *sdk.Server
+	log       *slog.Logger
+	tools     []*tool
+	byName    map[string]*tool
+	sessionID string
+	getenv    func(string) string
+	auditWarn sync.Once
+}
+
+type tool struct {
+	spec    *toolSpec
+	handler handlerFunc
+	tier    Tier
+	fanout  bool
+}
+
+type handlerFunc func(ctx context.Context, c *Call) (any, error)
+
+var handlers = map[string]handlerFunc{}
+
+// register adds a tool handler; called from init functions of tool files.
+func register(name string, h handlerFunc) {
+	if _, dup := handlers[name]; dup {
+		panic("mcp: duplicate handler " + name)
+	}
+	handlers[name] = h
+}
+
+// fanoutTools accept host "*" or a glob in fleet mode.
+var fanoutTools = map[string]bool{
+	"list_servers": true, "list_sessions": true, "list_windows": true,
+	"list_panes": true, "search_panes": true, "get_server_info": true,
+}
+
+const unknownToolName = "fleetmux.unknown-tool"
+
+// New builds the server: instructions, the tool table filtered by tier,
+// resources and prompts.
+func New(opts Options) (*Server, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Getenv == nil {
+		opts.Getenv = os.Getenv
+	}
+	if opts.Backend == nil {
+		opts.Backend = LocalBackend()
+	}
+	s := &Server{opts: opts, log: opts.Logger, byName: map[string]*tool{}, getenv: opts.Getenv, sessionID: newSessionID()}
+	instr, err := buildInstructions(opts.Settings, opts.Getenv("TMUX_PANE"), opts.Getenv("TMUX"))
+	if err != nil {
+		return nil, err
+	}
+	s.sdk = sdk.NewServer(&sdk.Implementation{Name: ServerName, Version: ServerVersion, WebsiteURL: WebsiteURL}, &sdk.ServerOptions{
+		Instructions: instr,
+		Logger:       opts.Logger,
+		Capabilities: &sdk.ServerCapabilities{
+			Logging: &sdk.LoggingCapabilities{},
+			Tools:   &sdk.ToolCapabilities{ListChanged: true},
+		},
+	})
+	fleet := opts.Backend.Fleet()
+	for _, ts := range spec.Tools {
+		h := handlers[ts.Name]
+		if h == nil {
+			h = notImplemented(ts.Name)
+		}
+		tier, _ := ParseTier(ts.Tier)
+		t := &tool{spec: ts, handler: h, tier: tier, fanout: fanoutTools[ts.Name]}
+		s.tools = append(s.tools, t)
+		s.byName[ts.Name] = t
+	}
+	if fleet {
+		for _, ts := range fleetOnlyTools() {
+			t := &tool{spec: ts, handler: handlers[ts.Name], tier: TierReadonly}
+			s.tools = append(s.tools, t)
+			s.byName[ts.Name] = t
+		}
+	}
+	for _, t := range s.tools {
+		if !s.visible(t) {
+			continue
+		}
+		s.sdk.AddTool(s.sdkTool(t, fleet), s.toolHandler(t.spec.Name))
+	}
+	s.sdk.AddTool(&sdk.Tool{Name: unknownToolName, InputSchema: map[string]any{"type": "object"}}, s.unknownHandler)
+	s.sdk.AddReceivingMiddleware(s.middleware)
+	s.addResources()
+	s.addPrompts()
+	return s, nil
+}
+
+func newSessionID() string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// SessionID is this process's audit session id.
+func (s *Server) SessionID() string { return s.sessionID }
+
+// SDK exposes the underlying SDK server (for transports and tests).
+func (s *Server) SDK() *sdk.Server { return s.sdk }
+
+// Run serves MCP on t until the client disconnects or ctx ends.
+func (s *Server) Run(ctx context.Context, t sdk.Transport) error {
+	defer s.shutdown()
+	return s.sdk.Run(ctx, t)
+}
+
+// visible reports whether the tier gate shows t.
+func (s *Server) visible(t *tool) bool { return t.tier <= s.opts.Settings.Safety }
+
+func (s *Server) sdkTool(t *tool, fleet bool) *sdk.Tool {
+	ts := t.spec
+	ann := ts.Annotations
+	tool := &sdk.Tool{
+		Name:         ts.Name,
+		Title:        ts.Title,
+		Description:  toolDescription(ts.Name),
+		InputSchema:  ts.inputSchema(fleet, t.fanout),
+		OutputSchema: ts.outputSchema(fleet),
+		Annotations: &sdk.ToolAnnotations{
+			ReadOnlyHint:    ann["readOnlyHint"],
+			DestructiveHint: boolPtr(ann["destructiveHint"]),
+			IdempotentHint:  ann["idempotentHint"],
+			OpenWorldHint:   boolPtr(ann["openWorldHint"]),
+		},
+	}
+	meta := sdk.Meta{}
+	for k, v := range ts.Meta {
+		meta[k] = v
+	}
+	tags := append([]string(nil), ts.Tags...)
+	sortStrings(tags)
+	meta["fastmcp"] = map[string]any{"tags": tags}
+	tool.Meta = meta
+	return tool
+}
+
+func boolPtr(b bool) *bool { return &b }
+
+// middleware reorders tools/list into registration order (the SDK sorts
+// by name) and routes calls of unknown or hidden tools to the handler
+// that answers like the anchor.
+func (s *Server) middleware(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		switch method {
+		case "tools/call":
+			cr, ok := req.(*sdk.CallToolRequest)
+			if ok && cr.Params != nil {
+				if t := s.byName[cr.Params.Name]; t == nil || !s.visible(t) || cr.Params.Name == unknownToolName {
+					ctx = context.WithValue(ctx, unknownNameKey{}, cr.Params.Name)
+					cr.Params.Name = unknownToolName
+				}
+			}
+			return next(ctx, method, req)
+		case "tools/list":
+			res, err := next(ctx, method, req)
+			if err != nil {
+				return res, err
+			}
+			lr, ok := res.(*sdk.ListToolsResult)
+			if !ok {
+				return res, err
+			}
+			byName := map[string]*sdk.Tool{}
+			for _, t := range lr.Tools {
+				byName[t.Name] = t
+			}
+			out := *lr
+			out.Tools = []*sdk.Tool{}
+			for _, t := range s.tools {
+				if st, ok := byName[t.spec.Name]; ok {
+					out.Tools = append(out.Tools, st)
+				}
+			}
+			return &out, nil
+		}
+		return next(ctx, method, req)
+	}
+}
+
+type unknownNameKey struct{}
+
+func (s *Server) unknownHandler(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+	name, _ := ctx.Value(unknownNameKey{}).(string)
+	raw, _ := decodeArgs(req.Params.Arguments)
+	return s.dispatch(ctx, req, name, raw, ""), nil
+}
+
+func (s *Server) toolHandler(name string) sdk.ToolHandler {
+	return func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		raw, err := decodeArgs(req.Params.Arguments)
+		if err != nil {
+			return errorResult(&ValidationError{Tool: name, Errors: []valErr{{nil, "Input should be a valid dictionary", "dict_type"}}}), nil
+		}
+		return s.dispatch(ctx, req, name, raw, ""), nil
+	}
+}
+
+func decodeArgs(raw json.RawMessage) (map[string]any, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return map[string]any{}, nil
+	}
+	var m map[string]any
+	dec := json.NewDecoder(strings.NewReader(string(raw)))
+	dec.UseNumber()
+	if err := dec.Decode(&m); err != nil {
+		return nil, err
+	}
+	if m == nil {
+		m = map[string]any{}
+	}
+	return m, nil
+}
+
+func notImplemented(name string) handlerFunc {
+	return func(ctx context.Context, c *Call) (any, error) {
+		return nil, fmt.Errorf("%s is not implemented", name)
+	}
+}

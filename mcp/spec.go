@@ -1,0 +1,293 @@
+package mcp
+
+import (
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// surfaceJSON is the part of the anchor's surface file that fixes tool
+// names, titles, tiers, annotations, parameters, input schemas and result
+// models. Descriptions are ours (descriptions.go).
+//
+//go:embed surface.json
+var surfaceJSON []byte
+
+type paramSpec struct {
+	Name        string          `json:"name"`
+	Type        json.RawMessage `json:"type"`
+	Nullable    bool            `json:"nullable"`
+	Required    bool            `json:"required"`
+	Default     any             `json:"default"`
+	Enum        []string        `json:"enum"`
+	Constraints map[string]any  `json:"constraints"`
+}
+
+// typeNames returns the declared types: "string", "array<X>", ...
+func (p *paramSpec) typeNames() []string {
+	var one string
+	if json.Unmarshal(p.Type, &one) == nil {
+		return []string{one}
+	}
+	var many []string
+	_ = json.Unmarshal(p.Type, &many)
+	return many
+}
+
+type toolSpec struct {
+	Name              string          `json:"name"`
+	Title             string          `json:"title"`
+	Tier              string          `json:"tier"`
+	Tags              []string        `json:"tags"`
+	Annotations       map[string]bool `json:"annotations"`
+	Preset            string          `json:"annotation_preset"`
+	Meta              map[string]any  `json:"meta"`
+	SelfBounded       bool            `json:"self_bounded"`
+	Batchable         bool            `json:"batchable"`
+	AcceptsSocketName bool            `json:"accepts_socket_name"`
+	Params            []paramSpec     `json:"params"`
+	Returns           string          `json:"returns"`
+	Wrapped           bool            `json:"output_wrapped_in_result_key"`
+	ResponseLimited   bool            `json:"response_limited"`
+	BatchMaxTier      string          `json:"batch_max_tier"`
+	InputSchemaRaw    json.RawMessage `json:"input_schema_without_descriptions"`
+}
+
+type modelField struct {
+	Field    string `json:"field"`
+	Type     string `json:"type"`
+	Nullable bool   `json:"nullable"`
+	Required bool   `json:"required"`
+	Default  any    `json:"default"`
+}
+
+type resourceSpec struct {
+	URITemplate string            `json:"uri_template"`
+	Name        string            `json:"name"`
+	Title       string            `json:"title"`
+	MIMEType    string            `json:"mime_type"`
+	Errors      map[string]string `json:"errors"`
+}
+
+type promptArgSpec struct {
+	Name     string `json:"name"`
+	Required bool   `json:"required"`
+	Default  any    `json:"default"`
+	JSONType string `json:"json_type"`
+}
+
+type promptSpec struct {
+	Name      string          `json:"name"`
+	Arguments []promptArgSpec `json:"arguments"`
+}
+
+type surface struct {
+	Tools     []*toolSpec             `json:"tools"`
+	Models    map[string][]modelField `json:"models"`
+	Resources []resourceSpec          `json:"resources"`
+	Prompts   []promptSpec            `json:"prompts"`
+}
+
+var spec = mustLoadSurface()
+
+func mustLoadSurface() *surface {
+	var s surface
+	if err := json.Unmarshal(surfaceJSON, &s); err != nil {
+		panic(fmt.Sprintf("mcp: embedded surface.json: %v", err))
+	}
+	return &s
+}
+
+func toolSpecByName(name string) *toolSpec {
+	for _, t := range spec.Tools {
+		if t.Name == name {
+			return t
+		}
+	}
+	return nil
+}
+
+// inputSchema returns the anchor's input schema with our descriptions
+// added to the tool's properties (and, when fleet is set, the host
+// parameter appended).
+func (t *toolSpec) inputSchema(fleet bool, hostGlob bool) *OMap {
+	v, err := DecodeOrdered(t.InputSchemaRaw)
+	if err != nil {
+		panic(fmt.Sprintf("mcp: schema of %s: %v", t.Name, err))
+	}
+	root := v.(*OMap)
+	props, _ := root.Get("properties")
+	pm, _ := props.(*OMap)
+	if pm == nil {
+		pm = NewOMap()
+		root.Set("properties", pm)
+	}
+	for _, k := range pm.Keys() {
+		pv, _ := pm.Get(k)
+		if po, ok := pv.(*OMap); ok {
+			if d := paramDescription(t.Name, k); d != "" {
+				pm.Set(k, withDescription(po, d))
+			}
+		}
+	}
+	if fleet {
+		d := "Host to run on: \"local\" (this machine) or an ssh_config alias enabled with --hosts."
+		if hostGlob {
+			d += " \"*\" or a glob runs on every matching host and merges the results."
+		}
+		h := NewOMap()
+		h.Set("default", "local")
+		h.Set("description", d)
+		h.Set("type", "string")
+		pm.Set("host", h)
+	}
+	return sortSchemaKeys(root)
+}
+
+// withDescription inserts a description key, keeping keys sorted the way
+// pydantic emits them.
+func withDescription(o *OMap, d string) *OMap {
+	o.Set("description", d)
+	return o
+}
+
+// sortSchemaKeys sorts the keys of every schema object (pydantic's order)
+// except the contents of "properties", whose order is the parameter order.
+func sortSchemaKeys(o *OMap) *OMap {
+	out := NewOMap()
+	keys := append([]string(nil), o.Keys()...)
+	sort.Strings(keys)
+	for _, k := range keys {
+		v, _ := o.Get(k)
+		if k == "properties" {
+			if pm, ok := v.(*OMap); ok {
+				np := NewOMap()
+				for _, pk := range pm.Keys() {
+					pv, _ := pm.Get(pk)
+					np.Set(pk, sortAny(pv))
+				}
+				out.Set(k, np)
+				continue
+			}
+		}
+		if k == "default" {
+			out.Set(k, v)
+			continue
+		}
+		out.Set(k, sortAny(v))
+	}
+	return out
+}
+
+func sortAny(v any) any {
+	switch x := v.(type) {
+	case *OMap:
+		return sortSchemaKeys(x)
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = sortAny(e)
+		}
+		return out
+	}
+	return v
+}
+
+// outputSchema builds the result schema: a model's schema, or the wrapped
+// {"result": ...} form for text and list tools.
+func (t *toolSpec) outputSchema(fleet bool) *OMap {
+	if t.Wrapped {
+		root := NewOMap()
+		props := NewOMap()
+		props.Set("result", typeSchema(t.Returns, fleet))
+		root.Set("properties", props)
+		root.Set("required", []string{"result"})
+		root.Set("type", "object")
+		root.Set("x-fastmcp-wrap-result", true)
+		return root
+	}
+	return modelSchema(t.Returns, fleet)
+}
+
+// hostModels are the result models that gain a host field in fleet mode.
+var hostModels = map[string]bool{
+	"SessionInfo": true, "WindowInfo": true, "PaneInfo": true,
+	"PaneContentMatch": true, "ServerInfo": true, "PaneSnapshot": true,
+}
+
+func modelSchema(name string, fleet bool) *OMap {
+	fields, ok := spec.Models[name]
+	if !ok {
+		panic("mcp: unknown model " + name)
+	}
+	root := NewOMap()
+	props := NewOMap()
+	var required []string
+	for _, f := range fields {
+		s := typeSchema(f.Type, fleet)
+		if f.Nullable {
+			n := NewOMap()
+			n.Set("anyOf", []any{s, map[string]string{"type": "null"}})
+			n.Set("default", f.Default)
+			s = n
+		} else if !f.Required {
+			s.Set("default", f.Default)
+		}
+		props.Set(f.Field, s)
+		if f.Required {
+			required = append(required, f.Field)
+		}
+	}
+	if fleet && hostModels[name] {
+		h := NewOMap()
+		h.Set("anyOf", []any{map[string]string{"type": "string"}, map[string]string{"type": "null"}})
+		h.Set("default", nil)
+		props.Set("host", h)
+	}
+	root.Set("properties", props)
+	if len(required) > 0 {
+		root.Set("required", required)
+	}
+	root.Set("type", "object")
+	return root
+}
+
+func typeSchema(typ string, fleet bool) *OMap {
+	o := NewOMap()
+	switch {
+	case typ == "string" || typ == "integer" || typ == "boolean" || typ == "number":
+		o.Set("type", typ)
+	case typ == "object":
+		o.Set("additionalProperties", true)
+		o.Set("type", "object")
+	case typ == "any":
+	case strings.HasPrefix(typ, "array<") && strings.HasSuffix(typ, ">"):
+		inner := typ[len("array<") : len(typ)-1]
+		o.Set("items", typeSchema(inner, fleet))
+		o.Set("type", "array")
+	case strings.HasPrefix(typ, "object<string,") && strings.HasSuffix(typ, ">"):
+		inner := typ[len("object<string,") : len(typ)-1]
+		var ap any
+		if strings.Contains(inner, "|") {
+			var alts []any
+			for _, a := range strings.Split(inner, "|") {
+				alts = append(alts, typeSchema(a, fleet))
+			}
+			ao := NewOMap()
+			ao.Set("anyOf", alts)
+			ap = ao
+		} else {
+			ap = typeSchema(inner, fleet)
+		}
+		o.Set("additionalProperties", ap)
+		o.Set("type", "object")
+	default:
+		if _, ok := spec.Models[typ]; ok {
+			return modelSchema(typ, fleet)
+		}
+		panic("mcp: unknown type " + typ)
+	}
+	return o
+}

@@ -1,0 +1,5 @@
+package mcp
+
+import "sort"
+
+func sortStrings(s []string) { sort.Strings(s) }

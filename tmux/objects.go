@@ -1,0 +1,163 @@
+package tmux
+
+import (
+	"context"
+	"fmt"
+	"strings"
+)
+
+// Sep separates fields in every format string this package sends.
+const Sep = "\u241e"
+
+// Attrs holds the raw tmux format values of one listed object, keyed by
+// format variable name (e.g. "session_name", "pane_active").
+type Attrs map[string]string
+
+// Get returns the raw value and whether tmux reported the field.
+func (a Attrs) Get(k string) (string, bool) { v, ok := a[k]; return v, ok }
+
+// SessionFields, WindowFields and PaneFields are the format variables read
+// for each object kind. Filters match against these names.
+var (
+	SessionFields = []string{
+		"session_id", "session_name", "session_windows", "session_attached",
+		"session_created", "session_activity", "session_last_attached",
+		"session_group", "session_path", "session_many_attached",
+		"session_grouped", "session_alerts", "session_format",
+		"pane_id", // active pane of the active window
+	}
+	WindowFields = []string{
+		"window_id", "window_name", "window_index", "session_id", "session_name",
+		"window_panes", "window_layout", "window_active", "window_width",
+		"window_height", "window_flags", "window_zoomed_flag", "window_activity",
+		"window_bell_flag", "window_linked", "window_visible_layout",
+		"window_raw_flags", "window_last_flag",
+		"pane_id", // active pane
+	}
+	PaneFields = []string{
+		"pane_id", "pane_index", "pane_width", "pane_height", "pane_left",
+		"pane_top", "pane_right", "pane_bottom", "pane_at_left",
+		"pane_at_right", "pane_at_top", "pane_at_bottom", "pane_tty",
+		"pane_current_command", "pane_current_path", "pane_pid", "pane_title",
+		"pane_active", "pane_dead", "pane_in_mode", "pane_mode",
+		"pane_start_command", "pane_synchronized", "pane_last", "pane_marked",
+		"window_id", "window_index", "window_name", "window_active",
+		"session_id", "session_name", "history_size", "history_limit",
+		"cursor_x", "cursor_y", "alternate_on",
+	}
+)
+
+// Format joins fields as "#{a}␞#{b}...".
+func Format(fields []string) string {
+	var sb strings.Builder
+	for i, f := range fields {
+		if i > 0 {
+			sb.WriteString(Sep)
+		}
+		sb.WriteString("#{")
+		sb.WriteString(f)
+		sb.WriteString("}")
+	}
+	return sb.String()
+}
+
+// ParseRows splits format output into Attrs, one per row. A row with too
+// few fields (a value containing a newline) is joined with the next line;
+// a row with too many is an error.
+func ParseRows(lines []string, fields []string) ([]Attrs, error) {
+	var rows []Attrs
+	for i := 0; i < len(lines); i++ {
+		line := lines[i]
+		parts := strings.Split(line, Sep)
+		for len(parts) < len(fields) && i+1 < len(lines) {
+			i++
+			line += "\n" + lines[i]
+			parts = strings.Split(line, Sep)
+		}
+		if len(parts) != len(fields) {
+			return nil, fmt.Errorf("tmux: format reply has %d fields, want %d", len(parts), len(fields))
+		}
+		a := make(Attrs, len(fields))
+		for j, f := range fields {
+			a[f] = parts[j]
+		}
+		rows = append(rows, a)
+	}
+	return rows, nil
+}
+
+// list runs a list command; a server that is not running yields no rows.
+func (s *Server) list(ctx context.Context, fields []string, args ...string) ([]Attrs, error) {
+	args = append(args, "-F", Format(fields))
+	out, err := s.Run(ctx, args...)
+	if err != nil {
+		return nil, err
+	}
+	if out.ExitCode != 0 {
+		stderr := strings.TrimSpace(string(out.Stderr))
+		if isNoServer(stderr) {
+			return nil, nil
+		}
+		return nil, &CommandError{Sub: subcommand(args), Stderr: out.ErrLines(), Argv: s.Argv(args...)}
+	}
+	return ParseRows(out.Lines(), fields)
+}
+
+func isNoServer(stderr string) bool {
+	return stderr == "" || strings.HasPrefix(stderr, "no server running") ||
+		strings.HasPrefix(stderr, "error connecting to") ||
+		strings.Contains(stderr, "No such file or directory") ||
+		strings.HasPrefix(stderr, "no sessions") ||
+		strings.Contains(stderr, "server exited unexpectedly")
+}
+
+// Sessions lists every session.
+func (s *Server) Sessions(ctx context.Context) ([]Attrs, error) {
+	return s.list(ctx, SessionFields, "list-sessions")
+}
+
+// Windows lists windows: of one session when target is set, else all
+// (list-windows -a, a linked window once per session).
+func (s *Server) Windows(ctx context.Context, target string) ([]Attrs, error) {
+	if target == "" {
+		return s.list(ctx, WindowFields, "list-windows", "-a")
+	}
+	return s.list(ctx, WindowFields, "list-windows", "-t", target)
+}
+
+// PaneScope selects which panes Panes lists.
+type PaneScope int
+
+// Pane listing scopes.
+const (
+	PanesAll     PaneScope = iota // list-panes -a
+	PanesSession                  // list-panes -s -t session
+	PanesWindow                   // list-panes -t window
+)
+
+// Panes lists panes in the given scope.
+func (s *Server) Panes(ctx context.Context, scope PaneScope, target string) ([]Attrs, error) {
+	switch scope {
+	case PanesSession:
+		return s.list(ctx, PaneFields, "list-panes", "-s", "-t", target)
+	case PanesWindow:
+		return s.list(ctx, PaneFields, "list-panes", "-t", target)
+	default:
+		return s.list(ctx, PaneFields, "list-panes", "-a")
+	}
+}
+
+// Display evaluates a format against a target with display-message -p and
+// returns its output lines (stderr ignored).
+func (s *Server) Display(ctx context.Context, target, format string) ([]string, error) {
+	args := []string{"display-message"}
+	if target != "" {
+		args = append(args, "-t", target)
+	}
+	args = append(args, "-p", format)
+	out, err := s.Run(ctx, args...)
+	if err != nil {
+		return nil, err
+	}
+	return out.Lines(), nil
+}

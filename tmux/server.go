@@ -1,0 +1,153 @@
+// Package tmux is a typed client for one tmux server reached through a
+// transport.Runner. Every command is built as a plain argv (pure functions,
+// table-tested); listings go through format strings with one field
+// separator and a field-count check; objects are addressed by id.
+package tmux
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/fleetmux/fleetmux/transport"
+)
+
+// Server identifies one tmux server: a runner (which host), a binary and
+// the -L / -S socket selection.
+type Server struct {
+	Runner     transport.Runner
+	Bin        string // tmux binary; "" means "tmux" on PATH
+	SocketName string // -L
+	SocketPath string // -S
+}
+
+// BinName returns the binary used for commands.
+func (s *Server) BinName() string {
+	if s.Bin == "" {
+		return "tmux"
+	}
+	return s.Bin
+}
+
+// Prefix returns [bin, -L name, -S path]: the argv every command starts with.
+func (s *Server) Prefix() []string {
+	argv := []string{s.BinName()}
+	if s.SocketName != "" {
+		argv = append(argv, "-L", s.SocketName)
+	}
+	if s.SocketPath != "" {
+		argv = append(argv, "-S", s.SocketPath)
+	}
+	return argv
+}
+
+// Argv builds the full argv for a tmux subcommand. -u makes the client
+// assume UTF-8 so names with non-ASCII characters round-trip even when the
+// MCP client started us without a locale.
+func (s *Server) Argv(args ...string) []string {
+	p := s.Prefix()
+	argv := make([]string, 0, len(p)+1+len(args))
+	argv = append(argv, p[0], "-u")
+	argv = append(argv, p[1:]...)
+	return append(argv, args...)
+}
+
+// Output is what one tmux command printed.
+type Output struct {
+	Stdout   []byte
+	Stderr   []byte
+	ExitCode int
+}
+
+// Lines splits stdout the way libtmux does: on "\n", trailing empty lines
+// dropped, invalid UTF-8 rendered as backslash escapes.
+func (o *Output) Lines() []string { return SplitLines(o.Stdout) }
+
+// ErrLines returns stderr split into lines.
+func (o *Output) ErrLines() []string { return SplitLines(o.Stderr) }
+
+// SplitLines splits b on "\n", drops trailing empty lines and decodes
+// invalid UTF-8 as \xNN escapes.
+func SplitLines(b []byte) []string {
+	if len(b) == 0 {
+		return nil
+	}
+	s := DecodeBackslash(b)
+	lines := strings.Split(s, "\n")
+	for len(lines) > 0 && lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	}
+	return lines
+}
+
+// DecodeBackslash decodes b as UTF-8, writing invalid bytes as \xNN.
+func DecodeBackslash(b []byte) string {
+	if utf8.Valid(b) {
+		return string(b)
+	}
+	var sb strings.Builder
+	for len(b) > 0 {
+		r, size := utf8.DecodeRune(b)
+		if r == utf8.RuneError && size <= 1 {
+			fmt.Fprintf(&sb, "\\x%02x", b[0])
+			b = b[1:]
+			continue
+		}
+		sb.Write(b[:size])
+		b = b[size:]
+	}
+	return sb.String()
+}
+
+// Run executes one tmux subcommand. A non-zero exit is not an error here;
+// an error means tmux could not be run at all.
+func (s *Server) Run(ctx context.Context, args ...string) (*Output, error) {
+	return s.RunInput(ctx, nil, args...)
+}
+
+// RunInput is Run with bytes on stdin.
+func (s *Server) RunInput(ctx context.Context, stdin []byte, args ...string) (*Output, error) {
+	if s.Runner == nil {
+		return nil, errors.New("tmux: server has no runner")
+	}
+	res, err := s.Runner.Run(ctx, s.Argv(args...), stdin)
+	if err != nil {
+		if errors.Is(err, transport.ErrNotFound) {
+			return nil, fmt.Errorf("%w: %w", ErrBinaryNotFound, err)
+		}
+		return nil, err
+	}
+	return &Output{Stdout: res.Stdout, Stderr: res.Stderr, ExitCode: res.ExitCode}, nil
+}
+
+// Cmd runs a subcommand and turns any stderr output into a *CommandError,
+// as libtmux's checked commands do.
+func (s *Server) Cmd(ctx context.Context, args ...string) ([]string, error) {
+	out, err := s.Run(ctx, args...)
+	if err != nil {
+		return nil, err
+	}
+	if len(bytes.TrimSpace(out.Stderr)) > 0 {
+		return out.Lines(), &CommandError{Sub: subcommand(args), Stderr: out.ErrLines(), Argv: s.Argv(args...)}
+	}
+	return out.Lines(), nil
+}
+
+func subcommand(args []string) string {
+	if len(args) == 0 {
+		return ""
+	}
+	return args[0]
+}
+
+// IsAlive reports whether the server answers list-sessions with exit 0.
+func (s *Server) IsAlive(ctx context.Context) (bool, error) {
+	out, err := s.Run(ctx, "list-sessions", "-F", "#{session_id}")
+	if err != nil {
+		return false, err
+	}
+	return out.ExitCode == 0, nil
+}
