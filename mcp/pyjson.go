@@ -1,0 +1,81 @@
+package mcp
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// pyJSONError mimics Python's json.JSONDecodeError text:
+// "<msg>: line L column C (char N)".
+type pyJSONError struct{ msg string }
+
+func (e *pyJSONError) Error() string { return e.msg }
+
+// decodePyJSON decodes s as JSON; errors are worded like Python's.
+func decodePyJSON(s string) (any, error) {
+	dec := json.NewDecoder(strings.NewReader(s))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		off := 0
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			off = int(se.Offset) - 1
+		}
+		if off < 0 {
+			off = 0
+		}
+		if strings.TrimSpace(s) == "" {
+			off = len(s)
+		}
+		return nil, &pyJSONError{fmt.Sprintf("Expecting value: %s", pyPos(s, off))}
+	}
+	if dec.More() {
+		off := int(dec.InputOffset())
+		for off < len(s) && strings.ContainsRune(" \t\r\n", rune(s[off])) {
+			off++
+		}
+		return nil, &pyJSONError{fmt.Sprintf("Extra data: %s", pyPos(s, off))}
+	}
+	return v, nil
+}
+
+func pyPos(s string, off int) string {
+	if off > len(s) {
+		off = len(s)
+	}
+	line := strings.Count(s[:off], "\n") + 1
+	col := off + 1
+	if i := strings.LastIndex(s[:off], "\n"); i >= 0 {
+		col = off - i
+	}
+	return fmt.Sprintf("line %d column %d (char %d)", line, col, off)
+}
+
+// pyTypeName names a decoded JSON value's Python type.
+func pyTypeName(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "NoneType"
+	case string:
+		return "str"
+	case bool:
+		return "bool"
+	case []any:
+		return "list"
+	case map[string]any:
+		return "dict"
+	case json.Number:
+		if strings.ContainsAny(string(x), ".eE") {
+			return "float"
+		}
+		return "int"
+	case float64:
+		return "float"
+	case int:
+		return "int"
+	}
+	return fmt.Sprintf("%T", v)
+}

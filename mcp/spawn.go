@@ -1,0 +1,85 @@
+package mcp
+
+import (
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// spawnEnv prepares the -e arguments of the four spawn tools
+// (BEHAVIOR.md §9.7): the caller's environment (object or JSON text),
+// plus the history controls when suppress_persistent_history is set.
+func (c *Call) spawnEnv() ([]string, error) {
+	env, err := coerceDictArg("environment", c.Raw("environment"))
+	if err != nil {
+		return nil, err
+	}
+	vals := map[string]string{}
+	for k, v := range env {
+		s, ok := v.(string)
+		if !ok {
+			return nil, expectedf("environment keys and values must be strings")
+		}
+		vals[k] = s
+	}
+	if c.Bool("suppress_persistent_history") {
+		for _, k := range []string{"HISTFILE", "fish_history"} {
+			if v, ok := vals[k]; ok && v != "" {
+				return nil, expectedf("environment variable %s conflicts with suppress_persistent_history=True; omit it or set it to an empty string", k)
+			}
+		}
+		if v, ok := vals["fish_private_mode"]; ok && v != "1" {
+			return nil, expectedf("environment variable fish_private_mode conflicts with suppress_persistent_history=True; omit it or set it to '1'")
+		}
+		vals["HISTFILE"] = ""
+		vals["fish_history"] = ""
+		vals["fish_private_mode"] = "1"
+		hc, ok := vals["HISTCONTROL"]
+		switch {
+		case !ok || hc == "":
+			vals["HISTCONTROL"] = "ignorespace"
+		default:
+			has := false
+			for _, p := range strings.Split(hc, ":") {
+				if p == "ignorespace" || p == "ignoreboth" {
+					has = true
+				}
+			}
+			if !has {
+				vals["HISTCONTROL"] = hc + ":ignorespace"
+			}
+		}
+	}
+	keys := make([]string, 0, len(vals))
+	for k := range vals {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	args := make([]string, 0, len(keys))
+	for _, k := range keys {
+		args = append(args, "-e"+k+"="+vals[k])
+	}
+	return args, nil
+}
+
+// expandHome expands a leading ~ in a local start directory.
+func (c *Call) expandHome(p string) string {
+	if !c.IsLocal() || !strings.HasPrefix(p, "~") {
+		return p
+	}
+	if p == "~" || strings.HasPrefix(p, "~/") {
+		if home, err := os.UserHomeDir(); err == nil {
+			return filepath.Join(home, p[1:])
+		}
+	}
+	return p
+}
+
+// checkNoFormatJob refuses names tmux would expand with a shell job.
+func checkNoFormatJob(param, v string) error {
+	if strings.Contains(v, "#(") {
+		return expectedf("%s must not contain '#(': tmux expands it as a shell command in names and titles", param)
+	}
+	return nil
+}

@@ -1,0 +1,70 @@
+package mcp
+
+import (
+	"context"
+
+	"github.com/fleetmux/fleetmux/tmux"
+)
+
+// resolveSession applies §5.3 with the call's session_id/session_name.
+func (c *Call) resolveSession(ctx context.Context, srv *tmux.Server) (tmux.Attrs, error) {
+	return srv.ResolveSession(ctx, c.Str("session_name"), c.Str("session_id"))
+}
+
+// resolveWindow applies §5.3 with window_id, window_index and the
+// session parameters.
+func (c *Call) resolveWindow(ctx context.Context, srv *tmux.Server) (tmux.Attrs, error) {
+	return srv.ResolveWindow(ctx, tmux.WindowTarget{
+		WindowID: c.Str("window_id"), WindowIndex: c.Str("window_index"),
+		SessionName: c.Str("session_name"), SessionID: c.Str("session_id"),
+	})
+}
+
+// resolvePane applies §5.3 with pane_id, session_name, session_id and
+// window_id (pane tools never pass window_index).
+func (c *Call) resolvePane(ctx context.Context, srv *tmux.Server) (tmux.Attrs, error) {
+	return srv.ResolvePane(ctx, tmux.PaneTarget{
+		PaneID: c.Str("pane_id"), SessionName: c.Str("session_name"),
+		SessionID: c.Str("session_id"), WindowID: c.Str("window_id"),
+	})
+}
+
+// tmuxAndPane is the common prologue of pane tools.
+func (c *Call) tmuxAndPane(ctx context.Context) (*tmux.Server, tmux.Attrs, error) {
+	srv, err := c.Tmux(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	p, err := c.resolvePane(ctx, srv)
+	if err != nil {
+		return nil, nil, err
+	}
+	return srv, p, nil
+}
+
+// paneInfoByID re-reads a pane and serialises it.
+func (c *Call) paneInfoByID(ctx context.Context, srv *tmux.Server, id string) (PaneInfo, error) {
+	p, err := srv.PaneByID(ctx, id)
+	if err != nil {
+		return PaneInfo{}, err
+	}
+	return c.paneInfo(p, c.newCallerCheck(ctx, srv)), nil
+}
+
+// windowInfoByID re-reads a window and serialises it.
+func (c *Call) windowInfoByID(ctx context.Context, srv *tmux.Server, id string) (WindowInfo, error) {
+	w, err := srv.WindowByID(ctx, id)
+	if err != nil {
+		return WindowInfo{}, err
+	}
+	return c.windowInfo(w), nil
+}
+
+// sessionInfoByID re-reads a session and serialises it.
+func (c *Call) sessionInfoByID(ctx context.Context, srv *tmux.Server, id string) (SessionInfo, error) {
+	s, err := srv.SessionByID(ctx, id)
+	if err != nil {
+		return SessionInfo{}, err
+	}
+	return c.sessionInfo(s), nil
+}

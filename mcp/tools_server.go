@@ -1,0 +1,239 @@
+package mcp
+
+import (
+	"context"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/fleetmux/fleetmux/tmux"
+)
+
+func init() {
+	register("list_sessions", listSessions)
+	register("list_servers", listServers)
+	register("create_session", createSession)
+	register("kill_server", killServer)
+	register("get_server_info", getServerInfo)
+}
+
+func listSessions(ctx context.Context, c *Call) (any, error) {
+	srv, err := c.Tmux(ctx)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := srv.Sessions(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if rows, err = filterRows(rows, c.Raw("filters")); err != nil {
+		return nil, err
+	}
+	out := make([]SessionInfo, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, c.sessionInfo(r))
+	}
+	return out, nil
+}
+
+// serverInfo probes one server: liveness and session count from
+// list-sessions, version from display-message.
+func (c *Call) serverInfo(ctx context.Context, srv *tmux.Server, name, path *string) (ServerInfo, error) {
+	info := ServerInfo{SocketName: name, SocketPath: path, Host: c.HostField()}
+	out, err := srv.Run(ctx, "list-sessions", "-F", "#{session_id}")
+	if err != nil {
+		return info, err
+	}
+	info.IsAlive = out.ExitCode == 0
+	if info.IsAlive {
+		info.SessionCount = len(out.Lines())
+		if lines, err := srv.Display(ctx, "", "#{version}"); err == nil && len(lines) > 0 && lines[0] != "" {
+			v := lines[0]
+			info.Version = &v
+		}
+	}
+	return info, nil
+}
+
+func (c *Call) configuredSocket() (*string, *string) {
+	var name, path *string
+	if v := c.Str("socket_name"); v != nil {
+		name = v
+	} else if v := c.Getenv("LIBTMUX_SOCKET"); v != "" {
+		name = &v
+	}
+	if c.IsLocal() {
+		if v := c.Getenv("LIBTMUX_SOCKET_PATH"); v != "" {
+			path = &v
+		}
+	}
+	return name, path
+}
+
+func getServerInfo(ctx context.Context, c *Call) (any, error) {
+	srv, err := c.Tmux(ctx)
+	if err != nil {
+		return nil, err
+	}
+	name, path := c.configuredSocket()
+	return c.serverInfo(ctx, srv, name, path)
+}
+
+// socketScript lists the socket names in the tmux socket directory and
+// then which of its arguments are sockets, one per line ("P<path>").
+const socketScript = `d="${1:-${TMUX_TMPDIR:-/tmp}}/tmux-$(id -u)"; shift
+if [ -d "$d" ]; then for s in "$d"/* "$d"/.[!.]*; do [ -S "$s" ] && printf 'N%s\n' "${s##*/}"; done; fi
+for p in "$@"; do [ -S "$p" ] && printf 'P%s\n' "$p"; done
+exit 0`
+
+func listServers(ctx context.Context, c *Call) (any, error) {
+	r, err := c.s.opts.Backend.Runner(ctx, c.Host)
+	if err != nil {
+		return nil, &HostError{Host: c.Host, Err: err}
+	}
+	extra := c.Strings("extra_socket_paths")
+	tmpdir := ""
+	if c.IsLocal() {
+		tmpdir = c.Getenv("TMUX_TMPDIR")
+	}
+	argv := append([]string{"sh", "-c", socketScript, "sh", tmpdir}, extra...)
+	res, err := r.Run(ctx, argv, nil)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	paths := map[string]bool{}
+	for _, line := range tmux.SplitLines(res.Stdout) {
+		switch {
+		case strings.HasPrefix(line, "N"):
+			names = append(names, line[1:])
+		case strings.HasPrefix(line, "P"):
+			paths[line[1:]] = true
+		}
+	}
+	sort.Strings(names)
+	out := []ServerInfo{}
+	for _, n := range names {
+		srv, err := c.TmuxFor(ctx, n)
+		if err != nil {
+			return nil, err
+		}
+		name := n
+		_, path := c.configuredSocket()
+		info, err := c.serverInfo(ctx, srv, &name, path)
+		if err != nil || !info.IsAlive {
+			continue
+		}
+		out = append(out, info)
+	}
+	for _, p := range extra {
+		if !paths[p] {
+			continue
+		}
+		srv, err := c.TmuxFor(ctx, "")
+		if err != nil {
+			return nil, err
+		}
+		srv.SocketPath = p
+		var name *string
+		if v := c.Getenv("LIBTMUX_SOCKET"); v != "" {
+			name = &v
+		}
+		path := p
+		info, err := c.serverInfo(ctx, srv, name, &path)
+		if err != nil || !info.IsAlive {
+			continue
+		}
+		out = append(out, info)
+	}
+	return out, nil
+}
+
+func createSession(ctx context.Context, c *Call) (any, error) {
+	for _, p := range []string{"session_name", "window_name"} {
+		if v := c.Str(p); v != nil {
+			if err := checkNoFormatJob(p, *v); err != nil {
+				return nil, err
+			}
+		}
+	}
+	env, err := c.spawnEnv()
+	if err != nil {
+		return nil, err
+	}
+	srv, err := c.Tmux(ctx)
+	if err != nil {
+		return nil, err
+	}
+	args := []string{"new-session", "-d", "-P", "-F", tmux.Format(tmux.SessionFields)}
+	if name := c.Str("session_name"); name != nil {
+		if err := tmux.CheckSessionName(*name); err != nil {
+			return nil, err
+		}
+		rows, err := srv.Sessions(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range rows {
+			if r["session_name"] == *name {
+				return nil, &tmux.SessionExistsError{Name: *name}
+			}
+		}
+		args = append(args, "-s", *name)
+	}
+	if d := c.Str("start_directory"); d != nil && *d != "" {
+		args = append(args, "-c", c.expandHome(*d))
+	}
+	if w := c.Str("window_name"); w != nil {
+		args = append(args, "-n", *w)
+	}
+	if x := c.Int("x"); x != nil {
+		args = append(args, "-x", strconv.Itoa(*x))
+	}
+	if y := c.Int("y"); y != nil {
+		args = append(args, "-y", strconv.Itoa(*y))
+	}
+	args = append(args, env...)
+	lines, err := srv.Cmd(ctx, args...)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := tmux.ParseRows(lines, tmux.SessionFields)
+	if err != nil || len(rows) == 0 {
+		return nil, unexpected("RuntimeError", errOrEmpty(err, "new-session printed no session"))
+	}
+	return c.sessionInfo(rows[0]), nil
+}
+
+func killServer(ctx context.Context, c *Call) (any, error) {
+	srv, err := c.Tmux(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if c.callerOnServer(ctx, srv) {
+		return nil, refusedf("Refusing to kill the tmux server while this MCP server is running inside it. Use a manual tmux command if intended.")
+	}
+	out, err := srv.Run(ctx, "kill-server")
+	if err != nil {
+		return nil, err
+	}
+	stderr := strings.TrimSpace(string(out.Stderr))
+	if stderr != "" && !strings.Contains(stderr, "no server running") && !strings.HasPrefix(stderr, "error connecting") && !strings.Contains(stderr, "server exited unexpectedly") {
+		return nil, &tmux.CommandError{Sub: "kill-server", Stderr: out.ErrLines()}
+	}
+	return "Server killed successfully", nil
+}
+
+type simpleErr string
+
+func (e simpleErr) Error() string { return string(e) }
+
+func errOrEmpty(err error, msg string) error {
+	if err != nil {
+		return err
+	}
+	return simpleErr(msg)
+}
+
+var _ = os.Getenv
