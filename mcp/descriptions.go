@@ -38,6 +38,7 @@ var toolDescriptions = map[string]string{
 	"snapshot_pane":                "Read a tmux pane in one call: visible terminal content plus cursor position, size, mode, scroll position, title, command and path. Prefer it over capture_pane plus get_pane_info.",
 	"display_message":              "Evaluate a tmux format string (e.g. '#{pane_width}x#{pane_height}') against a pane and return the result. Format jobs '#(...)' are refused.",
 	"resize_pane":                  "Resize a pane, or zoom/unzoom it. zoom cannot be combined with height or width.",
+	"kill_pane":                    "Kill a pane by id. Refuses the pane this MCP process runs in.",
 	"respawn_pane":                 "Restart the process in a pane, keeping its id and place in the layout. kill=true (default) replaces a running process.",
 	"set_pane_title":               "Set a pane's title.",
 	"clear_pane":                   "Reset a pane's terminal and clear its scrollback.",

@@ -199,11 +199,19 @@ func (s *Server) visible(t *tool) bool { return t.tier <= s.opts.Settings.Safety
 func (s *Server) sdkTool(t *tool, fleet bool) *sdk.Tool {
 	ts := t.spec
 	ann := ts.Annotations
+	in := ts.inputSchema(fleet, t.fanout)
+	for name, def := range s.defaults(t) {
+		if props, ok := in.Get("properties"); ok {
+			if p, ok := props.(*OMap).Get(name); ok {
+				p.(*OMap).Set("default", def)
+			}
+		}
+	}
 	tool := &sdk.Tool{
 		Name:         ts.Name,
 		Title:        ts.Title,
 		Description:  toolDescription(ts.Name),
-		InputSchema:  ts.inputSchema(fleet, t.fanout),
+		InputSchema:  in,
 		OutputSchema: ts.outputSchema(fleet),
 		Annotations: &sdk.ToolAnnotations{
 			ReadOnlyHint:    ann["readOnlyHint"],

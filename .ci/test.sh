@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# The one test command: installs what the tests need (tmux, OpenSSH server
+# and client) when missing, then runs vet and the whole suite with -race.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need=()
+command -v tmux >/dev/null 2>&1 || need+=(tmux)
+[ -x /usr/sbin/sshd ] || need+=(openssh-server)
+command -v ssh >/dev/null 2>&1 || need+=(openssh-client)
+command -v ssh-agent >/dev/null 2>&1 || need+=(openssh-client)
+if [ "${#need[@]}" -gt 0 ]; then
+  sudo=""
+  [ "$(id -u)" = 0 ] || sudo=sudo
+  echo "installing: ${need[*]}" >&2
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+fi
+if [ "$(id -u)" = 0 ]; then mkdir -p /run/sshd; fi
+
+echo "== gofmt" >&2
+unformatted="$(gofmt -l cmd fleet mcp store tmux transport)"
+if [ -n "$unformatted" ]; then echo "gofmt needed: $unformatted" >&2; exit 1; fi
+echo "== go vet" >&2
+go vet ./...
+echo "== go test -race" >&2
+go test -race -count=1 -timeout 20m ./...
