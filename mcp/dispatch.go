@@ -88,7 +88,7 @@ func (s *Server) attempt(ctx context.Context, req *sdk.CallToolRequest, t *tool,
 	}
 	var extra map[string]any
 	fleet := s.opts.Backend.Fleet()
-	if fleet {
+	if fleet && !t.spec.NoHostParam {
 		extra = map[string]any{"host": LocalHost}
 	}
 	args, err := validateArgs(t.spec, raw, s.defaults(t), extra)
@@ -100,6 +100,9 @@ func (s *Server) attempt(ctx context.Context, req *sdk.CallToolRequest, t *tool,
 		return nil, err
 	}
 	if !fleet {
+		return t.handler(ctx, &Call{s: s, tool: t, Args: args, Host: LocalHost, req: req, parent: parent})
+	}
+	if t.spec.NoHostParam {
 		return t.handler(ctx, &Call{s: s, tool: t, Args: args, Host: LocalHost, req: req, parent: parent})
 	}
 	hostArg, _ := args["host"].(string)

@@ -53,6 +53,7 @@ type toolSpec struct {
 	ResponseLimited   bool            `json:"response_limited"`
 	BatchMaxTier      string          `json:"batch_max_tier"`
 	InputSchemaRaw    json.RawMessage `json:"input_schema_without_descriptions"`
+	NoHostParam       bool            `json:"-"` // fleet-only tools that are not per host
 }
 
 type modelField struct {
@@ -132,7 +133,7 @@ func (t *toolSpec) inputSchema(fleet bool, hostGlob bool) *OMap {
 			}
 		}
 	}
-	if fleet {
+	if fleet && !t.NoHostParam {
 		d := "Host to run on: \"local\" (this machine) or an ssh_config alias enabled with --hosts."
 		if hostGlob {
 			d += " \"*\" or a glob runs on every matching host and merges the results."

@@ -3,6 +3,3 @@ package mcp
 func (s *Server) addResources() {}
 func (s *Server) addPrompts()   {}
 func (s *Server) shutdown()     {}
-func fleetOnlyTools() []*toolSpec {
-	return nil
-}
