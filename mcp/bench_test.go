@@ -1,0 +1,55 @@
+package mcp
+
+import (
+	"context"
+	"os/exec"
+	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// BenchmarkBareListSessions is the baseline: one tmux list-sessions exec.
+func BenchmarkBareListSessions(b *testing.B) {
+	e := newBenchEnv(b)
+	for b.Loop() {
+		if err := exec.Command("tmux", "-L", e.socket, "list-sessions").Run(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkMCPListSessions is list_sessions through the whole MCP layer
+// (in-memory transport, validation, pipeline, audit hook, encoding).
+func BenchmarkMCPListSessions(b *testing.B) {
+	e := newBenchEnv(b)
+	ctx := context.Background()
+	for b.Loop() {
+		res, err := e.cs.CallTool(ctx, &sdk.CallToolParams{Name: "list_sessions", Arguments: map[string]any{}})
+		if err != nil || res.IsError {
+			b.Fatal(err, res)
+		}
+	}
+}
+
+func newBenchEnv(b *testing.B) *testEnv {
+	t := &testing.T{}
+	_ = t
+	e := &testEnv{vars: map[string]string{}}
+	e.socket = "fleetmux-test-bench-" + b.Name()
+	if out, err := exec.Command("tmux", "-L", e.socket, "-f", "/dev/null", "new-session", "-d", "-s", "fixture").CombinedOutput(); err != nil {
+		b.Fatalf("%v %s", err, out)
+	}
+	b.Cleanup(func() { _ = exec.Command("tmux", "-L", e.socket, "kill-server").Run() })
+	e.vars["LIBTMUX_SOCKET"] = e.socket
+	srv, err := New(Options{Settings: Settings{Safety: TierDestructive, SuppressHistory: true, WaitMax: 30}, Getenv: e.getenv})
+	if err != nil {
+		b.Fatal(err)
+	}
+	cs, closer, err := srv.InProcess(context.Background(), "bench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(closer)
+	e.cs = cs
+	return e
+}
