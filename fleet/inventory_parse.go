@@ -58,18 +58,26 @@ type loadFlags struct {
 	checkPerm bool // SSHCONF_CHECKPERM
 }
 
+// maxLoadedFiles bounds the files one inventory reads (an Include tree
+// that fans out can otherwise explode within the depth limit).
+const maxLoadedFiles = 10000
+
 // loader reads a tree of config files.
 type loader struct {
 	home      string
 	uid       int
 	lookupDir func(user string) (string, error) // home directory of another user, for ~user
+	loaded    int
 }
 
 // loadFile reads path and, recursively, its Includes. A missing file gives
 // (nil, nil) so that callers decide whether that is an error.
 func (l *loader) loadFile(path string, flags loadFlags, depth int) (*cfgFile, error) {
 	if depth > maxIncludeDepth {
-		return nil, fmt.Errorf("%s: too many recursive configuration includes", path)
+		return nil, &fatalLoadError{fmt.Errorf("%s: too many recursive configuration includes", path)}
+	}
+	if l.loaded++; l.loaded > maxLoadedFiles {
+		return nil, &fatalLoadError{fmt.Errorf("%s: more than %d configuration files included", path, maxLoadedFiles)}
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {

@@ -29,6 +29,7 @@ var version = "0.1.0"
 var subcommands = map[string]func(args []string, stdout, stderr io.Writer) int{
 	"tools": runTools,
 	"call":  runCall,
+	"hosts": runHosts,
 }
 
 func main() {

@@ -1,0 +1,146 @@
+package fleet
+
+import (
+	"errors"
+	"fmt"
+	"path"
+	"strings"
+)
+
+// ErrBadSelection reports a malformed --hosts value.
+var ErrBadSelection = errors.New("fleet: bad host selection")
+
+// ErrBadHostSafety reports a malformed --host-safety value.
+var ErrBadHostSafety = errors.New("fleet: bad host safety cap")
+
+// Selection is the set of hosts enabled with --hosts / FLEETMUX_HOSTS:
+// comma-separated path.Match globs over aliases; a pattern starting with
+// "!" excludes, and an exclusion wins wherever it appears. The zero value
+// selects nothing.
+type Selection struct {
+	raw     string
+	include []string
+	exclude []string
+}
+
+// ParseSelection parses a comma-separated list of glob patterns such as
+// "dev*,build-?,!dev-old". Blanks around patterns and empty entries are
+// ignored; an empty string selects nothing. A malformed glob, a bare "!",
+// or a list with exclusions but no inclusion is an error (write
+// "*,!prod-*" to mean "everything but prod").
+func ParseSelection(patterns string) (Selection, error) {
+	sel := Selection{raw: strings.TrimSpace(patterns)}
+	for _, p := range strings.Split(patterns, ",") {
+		p = strings.TrimSpace(p)
+		if p == "" {
+			continue
+		}
+		neg := strings.HasPrefix(p, "!")
+		if neg {
+			p = strings.TrimSpace(p[1:])
+			if p == "" {
+				return Selection{}, fmt.Errorf("%w %q: \"!\" must be followed by a pattern", ErrBadSelection, patterns)
+			}
+		}
+		if _, err := path.Match(p, ""); err != nil {
+			return Selection{}, fmt.Errorf("%w %q: pattern %q: %w", ErrBadSelection, patterns, p, err)
+		}
+		if neg {
+			sel.exclude = append(sel.exclude, p)
+		} else {
+			sel.include = append(sel.include, p)
+		}
+	}
+	if len(sel.include) == 0 && len(sel.exclude) > 0 {
+		return Selection{}, fmt.Errorf("%w %q: only exclusions, so nothing would be selected; add an inclusion such as \"*,%s\"", ErrBadSelection, patterns, sel.raw)
+	}
+	return sel, nil
+}
+
+// Match reports whether alias is selected. LocalHost is never matched:
+// it is not an ssh_config host.
+func (s Selection) Match(alias string) bool {
+	if alias == LocalHost {
+		return false
+	}
+	for _, p := range s.exclude {
+		if ok, _ := path.Match(p, alias); ok {
+			return false
+		}
+	}
+	for _, p := range s.include {
+		if ok, _ := path.Match(p, alias); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// Empty reports whether the selection enables no host at all.
+func (s Selection) Empty() bool { return len(s.include) == 0 }
+
+// String returns the selection as it was given (trimmed).
+func (s Selection) String() string { return s.raw }
+
+// Safety tiers a host can be capped at, lowest first.
+const (
+	TierReadonly    = "readonly"
+	TierMutating    = "mutating"
+	TierDestructive = "destructive"
+)
+
+// HostSafety holds the --host-safety caps in the order given.
+type HostSafety struct {
+	rules []safetyRule
+}
+
+type safetyRule struct {
+	pattern string
+	tier    string
+}
+
+// ParseHostSafety parses --host-safety values. Each spec is PATTERN=TIER
+// (several may be joined with commas), PATTERN a path.Match glob over
+// aliases (LocalHost included) and TIER one of readonly, mutating or
+// destructive (case-insensitive).
+func ParseHostSafety(specs []string) (HostSafety, error) {
+	var h HostSafety
+	for _, spec := range specs {
+		for _, one := range strings.Split(spec, ",") {
+			one = strings.TrimSpace(one)
+			if one == "" {
+				continue
+			}
+			i := strings.LastIndexByte(one, '=')
+			if i < 0 {
+				return HostSafety{}, fmt.Errorf("%w %q: want PATTERN=TIER, for example 'prod-*=readonly'", ErrBadHostSafety, one)
+			}
+			pat := strings.TrimSpace(one[:i])
+			tier := strings.ToLower(strings.TrimSpace(one[i+1:]))
+			if pat == "" {
+				return HostSafety{}, fmt.Errorf("%w %q: empty host pattern", ErrBadHostSafety, one)
+			}
+			if _, err := path.Match(pat, ""); err != nil {
+				return HostSafety{}, fmt.Errorf("%w %q: pattern %q: %w", ErrBadHostSafety, one, pat, err)
+			}
+			switch tier {
+			case TierReadonly, TierMutating, TierDestructive:
+			default:
+				return HostSafety{}, fmt.Errorf("%w %q: tier %q is not one of readonly, mutating, destructive", ErrBadHostSafety, one, one[i+1:])
+			}
+			h.rules = append(h.rules, safetyRule{pattern: pat, tier: tier})
+		}
+	}
+	return h, nil
+}
+
+// Cap returns the tier cap of alias: the first spec whose pattern matches
+// wins; ok is false when none does.
+func (h HostSafety) Cap(alias string) (tier string, ok bool) {
+	for _, r := range h.rules {
+		if m, _ := path.Match(r.pattern, alias); m {
+			return r.tier, true
+		}
+	}
+	return "", false
+}
