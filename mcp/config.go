@@ -129,42 +129,8 @@ func parseWaitMax(getenv func(string) string) (float64, string) {
 	return c, ""
 }
 
-// pyRepr renders s the way Python's repr does for simple strings.
-func pyRepr(s string) string {
-	if strings.Contains(s, "'") && !strings.Contains(s, "\"") {
-		return "\"" + s + "\""
-	}
-	var sb strings.Builder
-	sb.WriteByte('\'')
-	for _, r := range s {
-		switch r {
-		case '\\':
-			sb.WriteString(`\\`)
-		case '\'':
-			sb.WriteString(`\'`)
-		case '\n':
-			sb.WriteString(`\n`)
-		case '\r':
-			sb.WriteString(`\r`)
-		case '\t':
-			sb.WriteString(`\t`)
-		default:
-			if r < 0x20 || r == 0x7f {
-				fmt.Fprintf(&sb, `\x%02x`, r)
-			} else {
-				sb.WriteRune(r)
-			}
-		}
-	}
-	sb.WriteByte('\'')
-	return sb.String()
-}
+// pyRepr renders s the way Python's repr does.
+func pyRepr(s string) string { return pyStrLiteral(s) }
 
-// pyFloat renders f the way Python's str(float) does for ordinary values
-// (30.0, 0.5, 1e-05 aside).
-func pyFloat(f float64) string {
-	if f == math.Trunc(f) && math.Abs(f) < 1e16 {
-		return strconv.FormatFloat(f, 'f', 1, 64)
-	}
-	return strconv.FormatFloat(f, 'g', -1, 64)
-}
+// pyFloat renders f the way Python's str(float) does (30.0, 0.5).
+func pyFloat(f float64) string { return pyFloatRepr(f) }

@@ -262,7 +262,7 @@ func filterRows(rows []tmux.Attrs, filtersArg any) ([]tmux.Attrs, error) {
 	}
 	type cond struct {
 		field, op, val string
-		re            *regexp.Regexp
+		re             *regexp.Regexp
 	}
 	var conds []cond
 	keys := make([]string, 0, len(filters))

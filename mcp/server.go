@@ -72,10 +72,10 @@ type Auditor interface {
 type Options struct {
 	Settings Settings
 	Backend  Backend
-	Auditor  Auditor      // nil: audit only to the log
+	Auditor  Auditor // nil: audit only to the log
 	// Redact reduces raw arguments for the audit (store.Redact).
 	Redact func(map[string]any) map[string]any
-	Logger   *slog.Logger // nil: discard
+	Logger *slog.Logger // nil: discard
 	// Getenv reads per-call variables (LIBTMUX_SOCKET, TMUX_PANE, ...).
 	Getenv func(string) string
 }

@@ -1,5 +1,3 @@
 package mcp
 
-func (s *Server) addResources() {}
-func (s *Server) addPrompts()   {}
-func (s *Server) shutdown()     {}
+func (s *Server) shutdown() {}

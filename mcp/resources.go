@@ -1,0 +1,612 @@
+package mcp
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/fleetmux/fleetmux/tmux"
+)
+
+// Resources (BEHAVIOR.md §10.14): six URI templates over the local tmux
+// server. They bypass the tool pipeline (no tiers, audit, retry or
+// limiter). URIs are matched the way the anchor's framework does, not by
+// the SDK's RFC 6570 matcher: path variables are one segment ([^/]+),
+// percent-decoded leniently; query variables follow Python's parse_qs.
+
+// resourceDescriptions are ours; the anchor's come from docstrings.
+var resourceDescriptions = map[string]string{
+	"get_sessions":        "All tmux sessions on the server as a JSON array of session objects. Optional query parameter socket_name (default: LIBTMUX_SOCKET).",
+	"get_session":         "One tmux session, looked up by name, as a JSON object with its windows under \"windows\".",
+	"get_session_windows": "The windows of one tmux session, looked up by name, as a JSON array.",
+	"get_window":          "One window, by session name and window index, as a JSON object with its panes under \"panes\".",
+	"get_pane":            "One pane by id as a JSON object. Percent-encode the id: %12 is written %2512.",
+	"get_pane_content":    "The visible rows of one pane as plain text (capture-pane -p). Percent-encode the id: %12 is written %2512.",
+}
+
+// resourceReadMIME is the MIME type of every resources/read content item
+// (BEHAVIOR.md §14); the templates advertise their own types.
+const resourceReadMIME = "text/plain"
+
+type resourceTemplate struct {
+	spec  resourceSpec
+	path  *regexp.Regexp
+	query []string
+	read  func(ctx context.Context, s *Server, p map[string]string) (string, error)
+}
+
+// resourceError is a lookup miss reported to the client as
+// "Internal error: <msg>".
+type resourceError struct{ msg string }
+
+func (e *resourceError) Error() string { return e.msg }
+
+var resourceReaders = map[string]func(ctx context.Context, s *Server, p map[string]string) (string, error){
+	"get_sessions":        readSessions,
+	"get_session":         readSession,
+	"get_session_windows": readSessionWindows,
+	"get_window":          readWindow,
+	"get_pane":            readPane,
+	"get_pane_content":    readPaneContent,
+}
+
+var (
+	queryVarRE = regexp.MustCompile(`\{\?[^}]+\}`)
+	pathVarRE  = regexp.MustCompile(`\{[^}]+\}`)
+)
+
+// compileResourceTemplate builds the path matcher of a URI template:
+// literals match exactly, {name} matches one path segment.
+func compileResourceTemplate(rs resourceSpec) (*resourceTemplate, error) {
+	rt := &resourceTemplate{spec: rs}
+	if m := queryVarRE.FindString(rs.URITemplate); m != "" {
+		for _, q := range strings.Split(m[2:len(m)-1], ",") {
+			rt.query = append(rt.query, strings.TrimSpace(q))
+		}
+	}
+	tmpl := queryVarRE.ReplaceAllString(rs.URITemplate, "")
+	var sb strings.Builder
+	sb.WriteString("^")
+	last := 0
+	for _, loc := range pathVarRE.FindAllStringIndex(tmpl, -1) {
+		sb.WriteString(regexp.QuoteMeta(tmpl[last:loc[0]]))
+		name := tmpl[loc[0]+1 : loc[1]-1]
+		if strings.HasSuffix(name, "*") {
+			fmt.Fprintf(&sb, "(?P<%s>.+)", strings.TrimSuffix(name, "*"))
+		} else {
+			fmt.Fprintf(&sb, "(?P<%s>[^/]+)", name)
+		}
+		last = loc[1]
+	}
+	sb.WriteString(regexp.QuoteMeta(tmpl[last:]))
+	// Python's $ also matches before a final newline.
+	sb.WriteString(`\n?$`)
+	re, err := regexp.Compile(sb.String())
+	if err != nil {
+		return nil, err
+	}
+	rt.path = re
+	return rt, nil
+}
+
+// match returns the template's variables for uri, or nil.
+func (rt *resourceTemplate) match(uri string) map[string]string {
+	path, query, _ := strings.Cut(uri, "?")
+	m := rt.path.FindStringSubmatch(path)
+	if m == nil {
+		return nil
+	}
+	params := map[string]string{}
+	for i, name := range rt.path.SubexpNames() {
+		if name != "" {
+			params[name] = pyUnquote(m[i])
+		}
+	}
+	if query != "" {
+		qs := parseQueryFirst(query)
+		for _, name := range rt.query {
+			if v, ok := qs[name]; ok {
+				params[name] = v
+			}
+		}
+	}
+	return params
+}
+
+// resourceTemplates are compiled once from the surface file.
+var resourceTemplates = sync.OnceValue(func() []*resourceTemplate {
+	var out []*resourceTemplate
+	for _, rs := range spec.Resources {
+		rt, err := compileResourceTemplate(rs)
+		if err != nil {
+			panic(fmt.Sprintf("mcp: resource template %s: %v", rs.URITemplate, err))
+		}
+		rt.read = resourceReaders[rs.Name]
+		if rt.read == nil {
+			panic("mcp: no reader for resource " + rs.Name)
+		}
+		out = append(out, rt)
+	}
+	return out
+})
+
+// addResources registers the six templates and the resources/read
+// interceptor that answers with the anchor's matching and error codes.
+func (s *Server) addResources() {
+	for _, rt := range resourceTemplates() {
+		rs := rt.spec
+		s.sdk.AddResourceTemplate(&sdk.ResourceTemplate{
+			Name:        rs.Name,
+			Title:       rs.Title,
+			URITemplate: rs.URITemplate,
+			MIMEType:    rs.MIMEType,
+			Description: resourceDescriptions[rs.Name],
+			Meta:        sdk.Meta{"fastmcp": map[string]any{"tags": []string{}}},
+		}, func(ctx context.Context, req *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
+			return s.readResource(ctx, req.Params.URI)
+		})
+	}
+	s.sdk.AddReceivingMiddleware(func(next sdk.MethodHandler) sdk.MethodHandler {
+		return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+			if method == "resources/templates/list" {
+				return reorderTemplates(next(ctx, method, req))
+			}
+			if method != "resources/read" {
+				return next(ctx, method, req)
+			}
+			rr, ok := req.(*sdk.ReadResourceRequest)
+			if !ok || rr.Params == nil {
+				return next(ctx, method, req)
+			}
+			return s.readResource(ctx, rr.Params.URI)
+		}
+	})
+}
+
+// reorderTemplates lists the templates in registration order, as the
+// anchor does (the SDK sorts them).
+func reorderTemplates(res sdk.Result, err error) (sdk.Result, error) {
+	lr, ok := res.(*sdk.ListResourceTemplatesResult)
+	if err != nil || !ok {
+		return res, err
+	}
+	pos := map[string]int{}
+	for i, rt := range resourceTemplates() {
+		pos[rt.spec.URITemplate] = i + 1
+	}
+	out := *lr
+	out.ResourceTemplates = append([]*sdk.ResourceTemplate(nil), lr.ResourceTemplates...)
+	sort.SliceStable(out.ResourceTemplates, func(i, j int) bool {
+		pi, pj := pos[out.ResourceTemplates[i].URITemplate], pos[out.ResourceTemplates[j].URITemplate]
+		if pi == 0 || pj == 0 {
+			return pi != 0 && pj == 0
+		}
+		return pi < pj
+	})
+	return &out, nil
+}
+
+// readResource finds the first template matching uri and reads it.
+func (s *Server) readResource(ctx context.Context, uri string) (*sdk.ReadResourceResult, error) {
+	for _, rt := range resourceTemplates() {
+		params := rt.match(uri)
+		if params == nil {
+			continue
+		}
+		body, err := rt.read(ctx, s, params)
+		if err != nil {
+			if re, ok := err.(*resourceError); ok {
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error: " + re.msg}
+			}
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("Internal error: Error reading resource %s: %v", pyRepr(uri), err)}
+		}
+		return &sdk.ReadResourceResult{
+			Contents:  []*sdk.ResourceContents{{URI: uri, MIMEType: resourceReadMIME, Text: body}},
+			Cacheable: sdk.Cacheable{CacheScope: "public"},
+		}, nil
+	}
+	return nil, &jsonrpc.Error{Code: -32002, Message: "Resource not found: Unknown resource: " + pyRepr(uri)}
+}
+
+// resourceCall is a tool-less Call on the local host, used for its tmux
+// and serialisation helpers.
+func (s *Server) resourceCall(p map[string]string) *Call {
+	args := map[string]any{}
+	if v, ok := p["socket_name"]; ok {
+		args["socket_name"] = v
+	}
+	return &Call{s: s, Args: args, Host: LocalHost}
+}
+
+func readSessions(ctx context.Context, s *Server, p map[string]string) (string, error) {
+	c := s.resourceCall(p)
+	srv, err := c.Tmux(ctx)
+	if err != nil {
+		return "", err
+	}
+	rows, err := srv.Sessions(ctx)
+	if err != nil {
+		return "", err
+	}
+	out := []any{}
+	for _, r := range rows {
+		out = append(out, c.resourceSessionInfo(r))
+	}
+	return pyIndentJSON(out), nil
+}
+
+// resourceSession finds a session by exact name.
+func resourceSession(ctx context.Context, srv *tmux.Server, name string) (tmux.Attrs, error) {
+	rows, err := srv.Sessions(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range rows {
+		if r["session_name"] == name {
+			return r, nil
+		}
+	}
+	return nil, &resourceError{"Session not found: " + name}
+}
+
+func (c *Call) resourceSessionInfo(a tmux.Attrs) any {
+	info := c.sessionInfo(a)
+	info.Host = nil
+	return orderedJSON(info)
+}
+
+func (c *Call) resourceWindowInfo(a tmux.Attrs) any {
+	info := c.windowInfo(a)
+	info.Host = nil
+	return orderedJSON(info)
+}
+
+func (c *Call) resourcePaneInfo(a tmux.Attrs, cc *callerCheck) any {
+	info := c.paneInfo(a, cc)
+	info.Host = nil
+	return orderedJSON(info)
+}
+
+func (c *Call) resourceWindows(ctx context.Context, srv *tmux.Server, sess tmux.Attrs) ([]any, error) {
+	rows, err := srv.Windows(ctx, sess["session_id"])
+	if err != nil {
+		return nil, err
+	}
+	out := []any{}
+	for _, r := range rows {
+		out = append(out, c.resourceWindowInfo(r))
+	}
+	return out, nil
+}
+
+func readSession(ctx context.Context, s *Server, p map[string]string) (string, error) {
+	c := s.resourceCall(p)
+	srv, err := c.Tmux(ctx)
+	if err != nil {
+		return "", err
+	}
+	sess, err := resourceSession(ctx, srv, p["session_name"])
+	if err != nil {
+		return "", err
+	}
+	wins, err := c.resourceWindows(ctx, srv, sess)
+	if err != nil {
+		return "", err
+	}
+	obj, _ := c.resourceSessionInfo(sess).(*OMap)
+	if obj == nil {
+		obj = NewOMap()
+	}
+	obj.Set("windows", wins)
+	return pyIndentJSON(obj), nil
+}
+
+func readSessionWindows(ctx context.Context, s *Server, p map[string]string) (string, error) {
+	c := s.resourceCall(p)
+	srv, err := c.Tmux(ctx)
+	if err != nil {
+		return "", err
+	}
+	sess, err := resourceSession(ctx, srv, p["session_name"])
+	if err != nil {
+		return "", err
+	}
+	wins, err := c.resourceWindows(ctx, srv, sess)
+	if err != nil {
+		return "", err
+	}
+	return pyIndentJSON(wins), nil
+}
+
+func readWindow(ctx context.Context, s *Server, p map[string]string) (string, error) {
+	c := s.resourceCall(p)
+	srv, err := c.Tmux(ctx)
+	if err != nil {
+		return "", err
+	}
+	sess, err := resourceSession(ctx, srv, p["session_name"])
+	if err != nil {
+		return "", err
+	}
+	rows, err := srv.Windows(ctx, sess["session_id"])
+	if err != nil {
+		return "", err
+	}
+	var win tmux.Attrs
+	for _, r := range rows {
+		if r["window_index"] == p["window_index"] {
+			win = r
+			break
+		}
+	}
+	if win == nil {
+		return "", &resourceError{"Window not found: index " + p["window_index"]}
+	}
+	panes, err := srv.Panes(ctx, tmux.PanesWindow, win["window_id"])
+	if err != nil {
+		return "", err
+	}
+	cc := c.newCallerCheck(ctx, srv)
+	list := []any{}
+	for _, r := range panes {
+		list = append(list, c.resourcePaneInfo(r, cc))
+	}
+	obj, _ := c.resourceWindowInfo(win).(*OMap)
+	if obj == nil {
+		obj = NewOMap()
+	}
+	obj.Set("panes", list)
+	return pyIndentJSON(obj), nil
+}
+
+// resourcePane finds a pane server-wide by exact id.
+func resourcePane(ctx context.Context, srv *tmux.Server, id string) (tmux.Attrs, error) {
+	rows, err := srv.Panes(ctx, tmux.PanesAll, "")
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range rows {
+		if r["pane_id"] == id {
+			return r, nil
+		}
+	}
+	return nil, &resourceError{"Pane not found: " + id}
+}
+
+func readPane(ctx context.Context, s *Server, p map[string]string) (string, error) {
+	c := s.resourceCall(p)
+	srv, err := c.Tmux(ctx)
+	if err != nil {
+		return "", err
+	}
+	pane, err := resourcePane(ctx, srv, p["pane_id"])
+	if err != nil {
+		return "", err
+	}
+	return pyIndentJSON(c.resourcePaneInfo(pane, c.newCallerCheck(ctx, srv))), nil
+}
+
+func readPaneContent(ctx context.Context, s *Server, p map[string]string) (string, error) {
+	c := s.resourceCall(p)
+	srv, err := c.Tmux(ctx)
+	if err != nil {
+		return "", err
+	}
+	pane, err := resourcePane(ctx, srv, p["pane_id"])
+	if err != nil {
+		return "", err
+	}
+	out, err := srv.Run(ctx, "capture-pane", "-t", pane["pane_id"], "-p")
+	if err != nil {
+		return "", err
+	}
+	return strings.Join(out.Lines(), "\n"), nil
+}
+
+// ---- Python compatibility helpers ----
+
+// pyUnquote is urllib.parse.unquote: valid %XX escapes are decoded, the
+// rest is kept; decoded bytes that are not UTF-8 become U+FFFD.
+func pyUnquote(s string) string {
+	if !strings.Contains(s, "%") {
+		return s
+	}
+	b := make([]byte, 0, len(s))
+	for i := 0; i < len(s); i++ {
+		if s[i] == '%' && i+2 < len(s) && isHexByte(s[i+1]) && isHexByte(s[i+2]) {
+			v, _ := strconv.ParseUint(s[i+1:i+3], 16, 8)
+			b = append(b, byte(v))
+			i += 2
+			continue
+		}
+		b = append(b, s[i])
+	}
+	return pyDecodeReplace(b)
+}
+
+func isHexByte(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+// pyDecodeReplace decodes UTF-8 with Python's errors="replace": each
+// maximal invalid subpart becomes one U+FFFD.
+func pyDecodeReplace(b []byte) string {
+	if utf8.Valid(b) {
+		return string(b)
+	}
+	var sb strings.Builder
+	for len(b) > 0 {
+		r, size := utf8.DecodeRune(b)
+		if r != utf8.RuneError || size > 1 {
+			sb.Write(b[:size])
+			b = b[size:]
+			continue
+		}
+		sb.WriteRune(utf8.RuneError)
+		b = b[invalidSubpart(b):]
+	}
+	return sb.String()
+}
+
+// invalidSubpart is the length of the maximal prefix of b that starts a
+// well-formed UTF-8 sequence without completing it (at least 1).
+func invalidSubpart(b []byte) int {
+	lead := b[0]
+	var need int
+	lo, hi := byte(0x80), byte(0xbf)
+	switch {
+	case lead >= 0xc2 && lead <= 0xdf:
+		need = 1
+	case lead == 0xe0:
+		need, lo = 2, 0xa0
+	case lead == 0xed:
+		need, hi = 2, 0x9f
+	case lead >= 0xe1 && lead <= 0xef:
+		need = 2
+	case lead == 0xf0:
+		need, lo = 3, 0x90
+	case lead == 0xf4:
+		need, hi = 3, 0x8f
+	case lead >= 0xf1 && lead <= 0xf3:
+		need = 3
+	default:
+		return 1
+	}
+	n := 1
+	for k := 0; k < need && n < len(b); k++ {
+		c := b[n]
+		if k == 0 && (c < lo || c > hi) || k > 0 && (c < 0x80 || c > 0xbf) {
+			break
+		}
+		n++
+	}
+	return n
+}
+
+// parseQueryFirst is Python's parse_qs keeping the first value of each
+// name; blank values and pieces without "=" are skipped.
+func parseQueryFirst(q string) map[string]string {
+	out := map[string]string{}
+	for _, piece := range strings.Split(q, "&") {
+		k, v, ok := strings.Cut(piece, "=")
+		if !ok || v == "" {
+			continue
+		}
+		name := pyUnquote(strings.ReplaceAll(k, "+", " "))
+		if _, seen := out[name]; !seen {
+			out[name] = pyUnquote(strings.ReplaceAll(v, "+", " "))
+		}
+	}
+	return out
+}
+
+// pyIndentJSON renders v like Python's json.dumps(v, indent=2): two-space
+// indent, "," between items, ": " after keys, non-ASCII escaped. v is
+// built from *OMap, []any, strings, json.Number, bools and nil.
+func pyIndentJSON(v any) string {
+	var sb strings.Builder
+	writePyIndent(&sb, v, 0)
+	return sb.String()
+}
+
+func writePyIndent(sb *strings.Builder, v any, level int) {
+	ind := func(l int) string { return strings.Repeat("  ", l) }
+	switch x := v.(type) {
+	case *OMap:
+		if x == nil {
+			sb.WriteString("null")
+			return
+		}
+		if x.Len() == 0 {
+			sb.WriteString("{}")
+			return
+		}
+		sb.WriteString("{\n")
+		for i, k := range x.Keys() {
+			if i > 0 {
+				sb.WriteString(",\n")
+			}
+			sb.WriteString(ind(level + 1))
+			sb.WriteString(pyQuoteASCII(k))
+			sb.WriteString(": ")
+			val, _ := x.Get(k)
+			writePyIndent(sb, val, level+1)
+		}
+		sb.WriteString("\n")
+		sb.WriteString(ind(level))
+		sb.WriteString("}")
+	case []any:
+		if len(x) == 0 {
+			sb.WriteString("[]")
+			return
+		}
+		sb.WriteString("[\n")
+		for i, e := range x {
+			if i > 0 {
+				sb.WriteString(",\n")
+			}
+			sb.WriteString(ind(level + 1))
+			writePyIndent(sb, e, level+1)
+		}
+		sb.WriteString("\n")
+		sb.WriteString(ind(level))
+		sb.WriteString("]")
+	case string:
+		sb.WriteString(pyQuoteASCII(x))
+	case nil:
+		sb.WriteString("null")
+	case bool:
+		if x {
+			sb.WriteString("true")
+		} else {
+			sb.WriteString("false")
+		}
+	default:
+		// json.Number and other scalars: their compact JSON form.
+		sb.WriteString(CompactJSON(x))
+	}
+}
+
+// pyQuoteASCII quotes s as Python's json.dumps does with ensure_ascii.
+func pyQuoteASCII(s string) string {
+	var sb strings.Builder
+	sb.WriteByte('"')
+	for _, r := range s {
+		switch r {
+		case '"':
+			sb.WriteString(`\"`)
+		case '\\':
+			sb.WriteString(`\\`)
+		case '\n':
+			sb.WriteString(`\n`)
+		case '\r':
+			sb.WriteString(`\r`)
+		case '\t':
+			sb.WriteString(`\t`)
+		case '\b':
+			sb.WriteString(`\b`)
+		case '\f':
+			sb.WriteString(`\f`)
+		default:
+			switch {
+			case r < 0x20 || r >= 0x7f && r <= 0xffff:
+				fmt.Fprintf(&sb, `\u%04x`, r)
+			case r > 0xffff:
+				r -= 0x10000
+				fmt.Fprintf(&sb, `\u%04x\u%04x`, 0xd800+(r>>10), 0xdc00+(r&0x3ff))
+			default:
+				sb.WriteRune(r)
+			}
+		}
+	}
+	sb.WriteByte('"')
+	return sb.String()
+}

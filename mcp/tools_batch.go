@@ -1,0 +1,320 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"sort"
+	"strings"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Generic batch wrappers (BEHAVIOR.md §9.9): nested tool calls run one
+// after another through the full pipeline, each producing one row.
+
+func init() {
+	register("call_readonly_tools_batch", batchHandler(TierReadonly))
+	register("call_mutating_tools_batch", batchHandler(TierMutating))
+	register("call_destructive_tools_batch", batchHandler(TierDestructive))
+}
+
+// maxBatchOperations caps the operations of one batch call.
+const maxBatchOperations = 1000
+
+// batchTruncatedText replaces nested payloads when the batch envelope is
+// over the response limit.
+const batchTruncatedText = "[... batch truncated nested content ...]"
+
+var batchToolNames = map[string]bool{
+	"call_readonly_tools_batch":    true,
+	"call_mutating_tools_batch":    true,
+	"call_destructive_tools_batch": true,
+}
+
+// batchRow is ToolCallOperationResult with ordered JSON payloads: nested
+// content blocks, structured content and meta keep the key order of the
+// nested result, as the anchor's rows do.
+type batchRow struct {
+	Index             int     `json:"index"`
+	Tool              string  `json:"tool"`
+	Success           bool    `json:"success"`
+	Error             *string `json:"error"`
+	Content           []any   `json:"content"`
+	StructuredContent any     `json:"structured_content"`
+	Meta              any     `json:"meta"`
+	ElapsedSeconds    float64 `json:"elapsed_seconds"`
+}
+
+// batchResult is ToolCallBatchResult built from batchRow.
+type batchResult struct {
+	Results                []batchRow `json:"results"`
+	Succeeded              int        `json:"succeeded"`
+	Failed                 int        `json:"failed"`
+	StoppedAt              *int       `json:"stopped_at"`
+	ResponseTruncated      bool       `json:"response_truncated"`
+	ResponseTruncatedBytes int        `json:"response_truncated_bytes"`
+}
+
+func batchHandler(maxTier Tier) handlerFunc {
+	return func(ctx context.Context, c *Call) (any, error) {
+		ops, _ := c.Raw("operations").([]any)
+		if len(ops) == 0 {
+			return nil, expectedf("operations must contain at least one tool call")
+		}
+		if len(ops) > maxBatchOperations {
+			return nil, expectedf("operations must contain at most %d tool calls", maxBatchOperations)
+		}
+		onError := c.StrOr("on_error", "stop")
+		if onError != "stop" && onError != "continue" {
+			return nil, expectedf("on_error must be 'stop' or 'continue'")
+		}
+		res := batchResult{Results: []batchRow{}}
+		for i, op := range ops {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			m, _ := op.(map[string]any)
+			name, _ := m["tool"].(string)
+			args, _ := m["arguments"].(map[string]any)
+			row := c.batchOne(ctx, i, name, args, maxTier)
+			res.Results = append(res.Results, row)
+			if row.Success {
+				res.Succeeded++
+			} else {
+				res.Failed++
+				if onError == "stop" {
+					idx := i
+					res.StoppedAt = &idx
+					break
+				}
+			}
+		}
+		limitBatch(&res, responseLimitBytes)
+		return res, nil
+	}
+}
+
+// batchOne pre-checks one operation and runs it; failures become rows.
+func (c *Call) batchOne(ctx context.Context, index int, name string, args map[string]any, maxTier Tier) batchRow {
+	start := time.Now()
+	row := batchRow{Index: index, Tool: name, Content: []any{}}
+	if msg := c.batchCheck(name, maxTier); msg != "" {
+		row.Error = &msg
+		row.ElapsedSeconds = time.Since(start).Seconds()
+		return row
+	}
+	if args == nil {
+		args = map[string]any{}
+	}
+	res := c.CallTool(ctx, name, args)
+	row.Success = !res.IsError
+	for _, blk := range res.Content {
+		if v := orderedJSON(blk); v != nil {
+			row.Content = append(row.Content, v)
+		}
+	}
+	if res.StructuredContent != nil {
+		row.StructuredContent = orderedJSON(res.StructuredContent)
+	}
+	if res.Meta != nil {
+		row.Meta = orderedJSON(res.Meta)
+	}
+	if res.IsError {
+		var texts []string
+		for _, blk := range res.Content {
+			if tc, ok := blk.(*sdk.TextContent); ok {
+				texts = append(texts, tc.Text)
+			}
+		}
+		msg := "Tool call returned an error result."
+		if len(texts) > 0 {
+			msg = strings.Join(texts, "\n")
+		}
+		row.Error = &msg
+	}
+	row.ElapsedSeconds = time.Since(start).Seconds()
+	return row
+}
+
+// batchCheck returns the refusal message for an operation the wrapper
+// must not run, or "" (checks in the anchor's order).
+func (c *Call) batchCheck(name string, maxTier Tier) string {
+	if batchToolNames[name] {
+		return "Batch tools cannot call batch tools recursively."
+	}
+	info, ok := c.LookupTool(name)
+	if !ok || !info.Visible {
+		return "Unknown tool: " + pyRepr(name)
+	}
+	if info.SelfBounded {
+		return "Tool " + pyRepr(name) + " enforces its own wait ceiling and cannot be batched; batching would multiply that ceiling by the operation count. Call it directly."
+	}
+	if ts := toolSpecByName(name); ts != nil {
+		if _, ok := ParseTier(ts.Tier); !ok {
+			return "Tool " + pyRepr(name) + " has no recognized safety tier tag."
+		}
+	}
+	if info.Tier > maxTier {
+		return "Tool " + pyRepr(name) + " has tier " + pyRepr(info.Tier.String()) + ", which exceeds batch tier " + maxTier.String() + "."
+	}
+	return ""
+}
+
+// orderedJSON re-reads a value as JSON keeping object key order (nil when
+// it cannot be encoded).
+func orderedJSON(v any) any {
+	var b []byte
+	switch x := v.(type) {
+	case json.RawMessage:
+		b = x
+	default:
+		var err error
+		if b, err = json.Marshal(v); err != nil {
+			return nil
+		}
+	}
+	out, err := DecodeOrdered(b)
+	if err != nil {
+		return nil
+	}
+	return out
+}
+
+// limitBatch elides nested payloads, row by row, until the batch's
+// response envelope fits max bytes (BEHAVIOR.md §9.9 "Response cap").
+// The envelope size is that of
+// {"content":[{"type":"text","text":T}],"structuredContent":S,"isError":false}
+// serialised compactly with sorted keys and ASCII escapes, where T is the
+// result's JSON text and S the same value.
+func limitBatch(res *batchResult, max int) {
+	costs := make([]int, len(res.Results))
+	for i := range res.Results {
+		costs[i] = batchRowCost(&res.Results[i])
+	}
+	size := func() int {
+		n := batchBaseSize(res)
+		for _, c := range costs {
+			n += c
+		}
+		if len(costs) > 1 {
+			n += 2 * (len(costs) - 1) // the commas between rows, in T and in S
+		}
+		return n
+	}
+	if size() <= max {
+		return
+	}
+	res.ResponseTruncated = true
+	dropped := 0
+	for i := range res.Results {
+		row := &res.Results[i]
+		if len(row.Content) == 0 && row.StructuredContent == nil {
+			continue
+		}
+		before := costs[i]
+		row.Content = []any{NewOMap().Set("type", "text").Set("text", batchTruncatedText)}
+		row.StructuredContent = nil
+		costs[i] = batchRowCost(row)
+		if d := before - costs[i]; d > 0 {
+			dropped += d
+		}
+		res.ResponseTruncatedBytes = dropped
+		if size() <= max {
+			break
+		}
+	}
+}
+
+// batchBaseSize is the envelope size of res without its rows.
+func batchBaseSize(res *batchResult) int {
+	head := *res
+	head.Results = []batchRow{}
+	return batchEnvelopeSize(CompactJSON(head))
+}
+
+// batchRowCost is what one row adds to the envelope: its JSON text
+// escaped inside T plus its sorted form inside S.
+func batchRowCost(row *batchRow) int {
+	text := CompactJSON(row)
+	return pyStrLen(text) - 2 + sortedJSONLen(text)
+}
+
+// batchEnvelopeSize is the size of the sorted, compact, ASCII-escaped envelope
+// carrying text both as a text block and as structured content.
+func batchEnvelopeSize(text string) int {
+	return len(`{"content":[{"text":`) + pyStrLen(text) + len(`,"type":"text"}],"isError":false,"structuredContent":`) + sortedJSONLen(text) + len(`}`)
+}
+
+// sortedJSONLen is the length of Python's json.dumps(json.loads(text),
+// separators=(",", ":"), sort_keys=True).
+func sortedJSONLen(text string) int {
+	dec := json.NewDecoder(strings.NewReader(text))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return len(text)
+	}
+	return pyValueLen(v)
+}
+
+func pyValueLen(v any) int {
+	switch x := v.(type) {
+	case nil:
+		return 4
+	case bool:
+		if x {
+			return 4
+		}
+		return 5
+	case json.Number:
+		return len(x)
+	case string:
+		return pyStrLen(x)
+	case []any:
+		n := 2
+		for i, e := range x {
+			if i > 0 {
+				n++
+			}
+			n += pyValueLen(e)
+		}
+		return n
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		n := 2
+		for i, k := range keys {
+			if i > 0 {
+				n++
+			}
+			n += pyStrLen(k) + 1 + pyValueLen(x[k])
+		}
+		return n
+	}
+	return len(CompactJSON(v))
+}
+
+// pyStrLen is the length of s as a JSON string literal written by
+// Python's json.dumps with ensure_ascii (quotes included).
+func pyStrLen(s string) int {
+	n := 2
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\' || r == '\n' || r == '\r' || r == '\t' || r == '\b' || r == '\f':
+			n += 2
+		case r < 0x20 || r == 0x7f:
+			n += 6
+		case r < 0x7f:
+			n++
+		case r > 0xffff:
+			n += 12
+		default:
+			n += 6
+		}
+	}
+	return n
+}
