@@ -50,7 +50,7 @@ func newEnv(t *testing.T, opts ...envOption) *testEnv {
 	e := &testEnv{t: t, vars: map[string]string{}}
 	e.socket = fmt.Sprintf("fleetmux-test-%d-%d", os.Getpid(), socketSeq.Add(1))
 	e.vars["LIBTMUX_SOCKET"] = e.socket
-	e.tmux("-f", "/dev/null", "new-session", "-d", "-s", "fixture", "-x", "80", "-y", "24")
+	e.tmux("-f", testTmuxConf(t), "new-session", "-d", "-s", "fixture", "-x", "80", "-y", "24")
 	t.Cleanup(func() { _ = exec.Command("tmux", "-L", e.socket, "kill-server").Run() })
 	o := Options{Settings: Settings{Safety: TierDestructive, SuppressHistory: true, WaitMax: 30}}
 	for _, opt := range opts {
@@ -205,3 +205,14 @@ func (e *testEnv) firstPane() string {
 }
 
 func writeFile(path, content string) error { return os.WriteFile(path, []byte(content), 0o600) }
+
+// testTmuxConf writes a tmux config whose panes run bash without rc files,
+// so tests do not depend on the developer's or CI's shell start-up files.
+func testTmuxConf(t *testing.T) string {
+	t.Helper()
+	p := t.TempDir() + "/tmux.conf"
+	if err := writeFile(p, "set -g default-shell /bin/bash\nset -g default-command 'exec /bin/bash --norc --noprofile'\n"); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}

@@ -19,6 +19,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/fleetmux/fleetmux/store"
 	"github.com/fleetmux/fleetmux/transport"
 )
 
@@ -68,6 +69,12 @@ type Auditor interface {
 	Append(ctx context.Context, ev AuditEvent) error
 }
 
+// HostStateStore persists host state across restarts (store.Store).
+type HostStateStore interface {
+	PutHostState(ctx context.Context, st store.HostState) error
+	HostStates(ctx context.Context) (map[string]store.HostState, error)
+}
+
 // Options configure a Server.
 type Options struct {
 	Settings Settings
@@ -75,6 +82,8 @@ type Options struct {
 	Auditor  Auditor // nil: audit only to the log
 	// Redact reduces raw arguments for the audit (store.Redact).
 	Redact func(map[string]any) map[string]any
+	// State persists per-host state for list_hosts (optional).
+	State HostStateStore
 	Logger *slog.Logger // nil: discard
 	// Getenv reads per-call variables (LIBTMUX_SOCKET, TMUX_PANE, ...).
 	Getenv func(string) string

@@ -68,8 +68,16 @@ func validateArgs(t *toolSpec, raw map[string]any, defaults map[string]any, extr
 			}
 			if d, ok := defaults[p.Name]; ok {
 				out[p.Name] = d
+			} else if p.Default != nil {
+				// Spec defaults decode as JSON numbers (float64): give
+				// them the parameter's Go type.
+				cv, es := coerceParam(p, p.Default, []string{p.Name})
+				if len(es) > 0 {
+					cv = p.Default
+				}
+				out[p.Name] = cv
 			} else {
-				out[p.Name] = p.Default
+				out[p.Name] = nil
 			}
 			continue
 		}

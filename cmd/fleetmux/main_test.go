@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -132,5 +133,73 @@ func TestLegacyInitializeRawWire(t *testing.T) {
 			t.Fatalf("property %s out of order in %.400s", k, seg)
 		}
 		last = j
+	}
+}
+
+// TestAuditTwoClientsKill9 runs two servers on one state file, kills one
+// with SIGKILL and checks that `fleetmux audit` shows every call of both
+// and that no secret reached the file.
+func TestAuditTwoClientsKill9(t *testing.T) {
+	sock := fmt.Sprintf("fleetmux-test-audit-%d", os.Getpid())
+	if out, err := exec.Command("tmux", "-L", sock, "-f", "/dev/null", "new-session", "-d", "-s", "a", "/bin/sh").CombinedOutput(); err != nil {
+		t.Fatalf("tmux: %v %s", err, out)
+	}
+	defer exec.Command("tmux", "-L", sock, "kill-server").Run()
+	state := filepath.Join(t.TempDir(), "state.db")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	const secret = "hunter2-super-secret"
+	var cmds []*exec.Cmd
+	var sessions []*sdk.ClientSession
+	for i := 0; i < 2; i++ {
+		cmd := exec.Command(binPath, "--state", state)
+		cmd.Env = append(os.Environ(), "LIBTMUX_SOCKET="+sock, "TMUX=", "TMUX_PANE=")
+		c := sdk.NewClient(&sdk.Implementation{Name: fmt.Sprintf("client-%d", i), Version: "1"}, nil)
+		cs, err := c.Connect(ctx, &sdk.CommandTransport{Command: cmd}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmds = append(cmds, cmd)
+		sessions = append(sessions, cs)
+	}
+	defer sessions[1].Close()
+	const perClient = 5
+	for i := 0; i < perClient; i++ {
+		for _, cs := range sessions {
+			res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "send_keys", Arguments: map[string]any{"keys": "echo " + secret, "enter": false}})
+			if err != nil || res.IsError {
+				t.Fatalf("send_keys: %v %+v", err, res)
+			}
+		}
+	}
+	if err := cmds[0].Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(binPath, "audit", "--state", state, "--json", "--since", "1h", "--limit", "0").Output()
+	if err != nil {
+		t.Fatalf("audit: %v", err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	clients := map[string]int{}
+	for _, l := range lines {
+		var rec struct {
+			Tool, Client, Outcome string
+		}
+		if err := json.Unmarshal([]byte(l), &rec); err != nil {
+			t.Fatalf("audit line %q: %v", l, err)
+		}
+		if rec.Tool == "send_keys" && rec.Outcome == "ok" {
+			clients[rec.Client]++
+		}
+	}
+	if clients["client-0"] != perClient || clients["client-1"] != perClient {
+		t.Fatalf("audit records per client %v, want %d each:\n%s", clients, perClient, out)
+	}
+	raw, err := os.ReadFile(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(raw), secret) {
+		t.Fatal("the secret reached the state file")
 	}
 }

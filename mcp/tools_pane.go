@@ -1,0 +1,443 @@
+package mcp
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/fleetmux/fleetmux/tmux"
+)
+
+// Pane tools: input (send_keys, paste_text), reading (capture_pane,
+// snapshot_pane, display_message, get_pane_info) and lifecycle
+// (kill_pane, respawn_pane, set_pane_title, clear_pane, pipe_pane).
+// Layout, selection and copy-mode tools live in tools_pane_layout.go.
+
+func init() {
+	register("send_keys", toolSendKeys)
+	register("paste_text", toolPasteText)
+	register("capture_pane", toolCapturePane)
+	register("snapshot_pane", toolSnapshotPane)
+	register("display_message", toolDisplayMessage)
+	register("get_pane_info", toolGetPaneInfo)
+	register("kill_pane", toolKillPane)
+	register("respawn_pane", toolRespawnPane)
+	register("set_pane_title", toolSetPaneTitle)
+	register("clear_pane", toolClearPane)
+	register("pipe_pane", toolPipePane)
+}
+
+// pasteLoadTimeout bounds the load-buffer child of paste_text, as the
+// anchor's 5 s subprocess timeout does (a variable so tests can shorten it).
+var pasteLoadTimeout = 5 * time.Second
+
+// snapshotFormatVars are the display-message fields of snapshot_pane, in
+// the anchor's order (constants.SNAPSHOT_FORMAT_VARS).
+var snapshotFormatVars = []string{
+	"cursor_x", "cursor_y", "pane_width", "pane_height", "pane_in_mode",
+	"pane_mode", "scroll_position", "history_size", "pane_title",
+	"pane_current_command", "pane_current_path", "pane_left", "pane_top",
+	"pane_right", "pane_bottom", "pane_at_left", "pane_at_right",
+	"pane_at_top", "pane_at_bottom", "pane_tty", "pane_pid", "pane_dead",
+	"alternate_on",
+}
+
+// paneIntArg reads an optional integer argument; defaults published as
+// JSON numbers arrive as float64. nil means null.
+func paneIntArg(c *Call, name string) *int {
+	switch v := c.Raw(name).(type) {
+	case int:
+		return &v
+	case float64:
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil
+		}
+		n := int(v)
+		return &n
+	}
+	return nil
+}
+
+// paneTailLines keeps the last limit lines the way the anchor's Python slice
+// does: nil keeps everything; 0 keeps everything but still reports every
+// line as dropped; -n keeps all but the first n lines and reports
+// len+n dropped (BEHAVIOR.md §10.6 QUIRK).
+func paneTailLines(lines []string, limit *int) (kept []string, truncated bool, dropped int) {
+	if limit == nil || len(lines) <= *limit {
+		return lines, false, 0
+	}
+	m := *limit
+	dropped = len(lines) - m
+	start := 0
+	switch {
+	case m > 0:
+		start = len(lines) - m
+	case m < 0:
+		start = min(-m, len(lines))
+	}
+	return lines[start:], true, dropped
+}
+
+// panePyStrip trims what Python's str.strip() removes.
+func panePyStrip(s string) string {
+	return strings.TrimFunc(s, func(r rune) bool {
+		return unicode.IsSpace(r) || (r >= 0x1c && r <= 0x1f)
+	})
+}
+
+// guardCallerPane reports whether paneID is the MCP server's own pane on
+// srv (the guard comparator of BEHAVIOR.md §6.3).
+func (c *Call) guardCallerPane(ctx context.Context, srv *tmux.Server, paneID string) bool {
+	id := c.caller()
+	if id == nil || !id.HasPane || id.PaneID != paneID {
+		return false
+	}
+	return c.callerOnServer(ctx, srv)
+}
+
+func toolSendKeys(ctx context.Context, c *Call) (any, error) {
+	srv, p, err := c.tmuxAndPane(ctx)
+	if err != nil {
+		return nil, err
+	}
+	id := p["pane_id"]
+	text := c.StrOr("keys", "")
+	if c.Bool("suppress_history") {
+		text = " " + text
+	}
+	args := []string{"send-keys", "-t", id}
+	if c.Bool("literal") {
+		args = append(args, "-l")
+	}
+	// tmux's verdict is not checked, as in the anchor (§9.10).
+	if _, err := srv.Run(ctx, append(args, text)...); err != nil {
+		return nil, err
+	}
+	if c.Bool("enter") {
+		if _, err := srv.Run(ctx, "send-keys", "-t", id, "Enter"); err != nil {
+			return nil, err
+		}
+	}
+	return "Keys sent to pane " + id, nil
+}
+
+// pasteBufferName is a fresh agent-owned buffer name for paste_text.
+func pasteBufferName() (string, error) {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	b[6] = b[6]&0x0f | 0x40 // a version-4 UUID, like uuid4().hex
+	b[8] = b[8]&0x3f | 0x80
+	return "libtmux_mcp_" + hex.EncodeToString(b[:]) + "_paste", nil
+}
+
+func toolPasteText(ctx context.Context, c *Call) (any, error) {
+	srv, p, err := c.tmuxAndPane(ctx)
+	if err != nil {
+		return nil, err
+	}
+	id := p["pane_id"]
+	name, err := pasteBufferName()
+	if err != nil {
+		return nil, unexpected("RuntimeError", err)
+	}
+	// Best effort, whatever happened: paste-buffer -d normally removed it.
+	defer func() {
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), pasteLoadTimeout)
+		defer cancel()
+		_, _ = srv.Run(dctx, "delete-buffer", "-b", name)
+	}()
+	if err := pasteLoadBuffer(ctx, srv, name, []byte(c.StrOr("text", ""))); err != nil {
+		return nil, err
+	}
+	args := []string{"paste-buffer", "-t", id, "-d"}
+	if c.Bool("bracket") {
+		args = append(args, "-p")
+	}
+	if _, err := srv.Cmd(ctx, append(args, "-b", name)...); err != nil {
+		return nil, err
+	}
+	return "Text pasted to pane " + id, nil
+}
+
+// pasteLoadBuffer stages data in the named buffer through the tmux
+// client's stdin (works the same over SSH as locally), bounded by 5 s.
+func pasteLoadBuffer(ctx context.Context, srv *tmux.Server, name string, data []byte) error {
+	if data == nil {
+		data = []byte{}
+	}
+	lctx, cancel := context.WithTimeout(ctx, pasteLoadTimeout)
+	defer cancel()
+	args := []string{"load-buffer", "-b", name, "-"}
+	out, err := srv.RunInput(lctx, data, args...)
+	if err != nil {
+		if ctx.Err() == nil && errors.Is(lctx.Err(), context.DeadlineExceeded) {
+			return expectedf("load-buffer timeout after 5s for %s", pyRepr(name))
+		}
+		if errors.Is(err, tmux.ErrBinaryNotFound) || ctx.Err() != nil {
+			return err
+		}
+		return expectedf("load-buffer failed: %v", err)
+	}
+	if out.ExitCode != 0 {
+		detail := strings.TrimSpace(strings.ToValidUTF8(string(out.Stderr), "\uFFFD"))
+		if detail == "" {
+			detail = fmt.Sprintf("Command %s returned non-zero exit status %d.", panePyList(srv.Argv(args...)), out.ExitCode)
+		}
+		return expectedf("load-buffer failed: %s", detail)
+	}
+	return nil
+}
+
+// panePyList renders a list of strings as Python's repr would.
+func panePyList(items []string) string {
+	q := make([]string, len(items))
+	for i, s := range items {
+		q[i] = pyRepr(s)
+	}
+	return "[" + strings.Join(q, ", ") + "]"
+}
+
+func toolCapturePane(ctx context.Context, c *Call) (any, error) {
+	srv, p, err := c.tmuxAndPane(ctx)
+	if err != nil {
+		return nil, err
+	}
+	args := []string{"capture-pane", "-t", p["pane_id"], "-p"}
+	if s := paneIntArg(c, "start"); s != nil {
+		args = append(args, "-S", strconv.Itoa(*s))
+	}
+	if e := paneIntArg(c, "end"); e != nil {
+		args = append(args, "-E", strconv.Itoa(*e))
+	}
+	out, err := srv.Run(ctx, args...)
+	if err != nil {
+		return nil, err
+	}
+	kept, truncated, dropped := paneTailLines(out.Lines(), paneIntArg(c, "max_lines"))
+	body := strings.Join(kept, "\n")
+	if truncated {
+		return fmt.Sprintf("[... truncated %d lines ...]\n", dropped) + body, nil
+	}
+	return body, nil
+}
+
+func toolSnapshotPane(ctx context.Context, c *Call) (any, error) {
+	srv, p, err := c.tmuxAndPane(ctx)
+	if err != nil {
+		return nil, err
+	}
+	id := p["pane_id"]
+	vars := make([]string, len(snapshotFormatVars))
+	for i, v := range snapshotFormatVars {
+		vars[i] = "#{" + v + "}"
+	}
+	lines, err := srv.Display(ctx, id, strings.Join(vars, tmux.Sep))
+	if err != nil {
+		return nil, err
+	}
+	raw := ""
+	if len(lines) > 0 {
+		raw = lines[0]
+	}
+	parts := strings.Split(raw, tmux.Sep)
+	f := make(tmux.Attrs, len(snapshotFormatVars))
+	for i, v := range snapshotFormatVars {
+		if i < len(parts) {
+			f[v] = parts[i]
+		} else {
+			f[v] = ""
+		}
+	}
+	out, err := srv.Run(ctx, "capture-pane", "-t", id, "-p")
+	if err != nil {
+		return nil, err
+	}
+	kept, truncated, dropped := paneTailLines(out.Lines(), paneIntArg(c, "max_lines"))
+	num := func(k string) int {
+		if n := intAttr(f, k); n != nil {
+			return *n
+		}
+		return 0
+	}
+	return PaneSnapshot{
+		PaneID:                id,
+		Content:               strings.Join(kept, "\n"),
+		CursorX:               num("cursor_x"),
+		CursorY:               num("cursor_y"),
+		PaneWidth:             num("pane_width"),
+		PaneHeight:            num("pane_height"),
+		PaneLeft:              intAttr(f, "pane_left"),
+		PaneTop:               intAttr(f, "pane_top"),
+		PaneRight:             intAttr(f, "pane_right"),
+		PaneBottom:            intAttr(f, "pane_bottom"),
+		PaneAtLeft:            boolAttr(f, "pane_at_left"),
+		PaneAtRight:           boolAttr(f, "pane_at_right"),
+		PaneAtTop:             boolAttr(f, "pane_at_top"),
+		PaneAtBottom:          boolAttr(f, "pane_at_bottom"),
+		PaneTty:               nonEmpty(f, "pane_tty"),
+		PanePid:               nonEmpty(f, "pane_pid"),
+		PaneDead:              boolAttr(f, "pane_dead"),
+		AlternateOn:           boolAttr(f, "alternate_on"),
+		PaneInMode:            f["pane_in_mode"] == "1",
+		PaneMode:              nonEmpty(f, "pane_mode"),
+		ScrollPosition:        intAttr(f, "scroll_position"),
+		HistorySize:           num("history_size"),
+		Title:                 nonEmpty(f, "pane_title"),
+		PaneCurrentCommand:    nonEmpty(f, "pane_current_command"),
+		PaneCurrentPath:       nonEmpty(f, "pane_current_path"),
+		IsCaller:              c.newCallerCheck(ctx, srv).isCaller(id),
+		ContentTruncated:      truncated,
+		ContentTruncatedLines: dropped,
+		Host:                  c.HostField(),
+	}, nil
+}
+
+func toolDisplayMessage(ctx context.Context, c *Call) (any, error) {
+	format := c.StrOr("format_string", "")
+	if strings.Contains(format, "#(") {
+		return nil, expectedf("tmux format jobs (#(...)) are not allowed in display_message")
+	}
+	srv, p, err := c.tmuxAndPane(ctx)
+	if err != nil {
+		return nil, err
+	}
+	args := []string{"display-message", "-t", p["pane_id"], "-p"}
+	// An empty format is not passed at all, so tmux prints its default
+	// message (§14).
+	if format != "" {
+		args = append(args, format)
+	}
+	out, err := srv.Run(ctx, args...)
+	if err != nil {
+		return nil, err
+	}
+	return strings.Join(out.Lines(), "\n"), nil
+}
+
+func toolGetPaneInfo(ctx context.Context, c *Call) (any, error) {
+	srv, p, err := c.tmuxAndPane(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return c.paneInfo(p, c.newCallerCheck(ctx, srv)), nil
+}
+
+func toolKillPane(ctx context.Context, c *Call) (any, error) {
+	srv, err := c.Tmux(ctx)
+	if err != nil {
+		return nil, err
+	}
+	want := c.StrOr("pane_id", "")
+	// The guard compares the requested id before any lookup (§6.4).
+	if c.guardCallerPane(ctx, srv, want) {
+		return nil, refusedf("Refusing to kill the pane running this MCP server. Use a manual tmux command if intended.")
+	}
+	p, err := srv.PaneByID(ctx, want)
+	if err != nil {
+		return nil, err
+	}
+	id := p["pane_id"]
+	if _, err := srv.Cmd(ctx, "kill-pane", "-t", id); err != nil {
+		return nil, err
+	}
+	return "Pane killed: " + id, nil
+}
+
+func toolRespawnPane(ctx context.Context, c *Call) (any, error) {
+	env, err := c.spawnEnv()
+	if err != nil {
+		return nil, err
+	}
+	srv, err := c.Tmux(ctx)
+	if err != nil {
+		return nil, err
+	}
+	p, err := srv.PaneByID(ctx, c.StrOr("pane_id", ""))
+	if err != nil {
+		return nil, err
+	}
+	id := p["pane_id"]
+	if c.guardCallerPane(ctx, srv, id) {
+		return nil, refusedf("Refusing to respawn the pane running this MCP server. Use a manual tmux command if intended.")
+	}
+	args := []string{"respawn-pane", "-t", id}
+	if c.Bool("kill") {
+		args = append(args, "-k")
+	}
+	if d := c.Str("start_directory"); d != nil {
+		dir := c.expandHome(*d)
+		if dir == "" {
+			dir = "." // what pathlib makes of an empty path
+		}
+		args = append(args, "-c"+dir)
+	}
+	args = append(args, env...)
+	if sh := c.Str("shell"); sh != nil && *sh != "" {
+		args = append(args, *sh)
+	}
+	if _, err := srv.Cmd(ctx, args...); err != nil {
+		return nil, err
+	}
+	return c.paneInfoByID(ctx, srv, id)
+}
+
+func toolSetPaneTitle(ctx context.Context, c *Call) (any, error) {
+	title := c.StrOr("title", "")
+	if err := checkNoFormatJob("title", title); err != nil {
+		return nil, err
+	}
+	srv, p, err := c.tmuxAndPane(ctx)
+	if err != nil {
+		return nil, err
+	}
+	id := p["pane_id"]
+	if _, err := srv.Cmd(ctx, "select-pane", "-t", id, "-T", title); err != nil {
+		return nil, err
+	}
+	return c.paneInfoByID(ctx, srv, id)
+}
+
+func toolClearPane(ctx context.Context, c *Call) (any, error) {
+	srv, p, err := c.tmuxAndPane(ctx)
+	if err != nil {
+		return nil, err
+	}
+	id := p["pane_id"]
+	// One invocation, two commands: nothing can be drawn between the
+	// terminal reset and the scrollback purge. stderr is not checked.
+	if _, err := srv.Run(ctx, "send-keys", "-t", id, "-R", ";", "clear-history", "-t", id); err != nil {
+		return nil, err
+	}
+	return "Pane cleared: " + id, nil
+}
+
+func toolPipePane(ctx context.Context, c *Call) (any, error) {
+	srv, p, err := c.tmuxAndPane(ctx)
+	if err != nil {
+		return nil, err
+	}
+	id := p["pane_id"]
+	path := c.Str("output_path")
+	if path == nil {
+		if _, err := srv.Cmd(ctx, "pipe-pane", "-t", id); err != nil {
+			return nil, err
+		}
+		return "Piping stopped for pane " + id, nil
+	}
+	if panePyStrip(*path) == "" {
+		return nil, expectedf("output_path must be a non-empty path, or None to stop piping.")
+	}
+	if _, err := srv.Cmd(ctx, "pipe-pane", "-t", id, tmux.PipeCommand(*path, c.Bool("append"))); err != nil {
+		return nil, err
+	}
+	return "Piping pane " + id + " to " + *path, nil
+}

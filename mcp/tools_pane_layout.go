@@ -1,0 +1,240 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/fleetmux/fleetmux/tmux"
+)
+
+// Pane layout and state tools: resize, select, swap, corner lookup and
+// copy mode.
+
+func init() {
+	register("resize_pane", toolResizePane)
+	register("select_pane", toolSelectPane)
+	register("swap_pane", toolSwapPane)
+	register("find_pane_by_position", toolFindPaneByPosition)
+	register("enter_copy_mode", toolEnterCopyMode)
+	register("exit_copy_mode", toolExitCopyMode)
+}
+
+func toolResizePane(ctx context.Context, c *Call) (any, error) {
+	zoom := c.Raw("zoom")
+	if zoom != nil && (c.Raw("height") != nil || c.Raw("width") != nil) {
+		return nil, expectedf("Cannot combine zoom with height/width")
+	}
+	srv, p, err := c.tmuxAndPane(ctx)
+	if err != nil {
+		return nil, err
+	}
+	id := p["pane_id"]
+	if zoom != nil {
+		lines, err := srv.Display(ctx, p["window_id"], "#{window_zoomed_flag}")
+		if err != nil {
+			return nil, err
+		}
+		zoomed := len(lines) > 0 && lines[0] == "1"
+		if c.Bool("zoom") != zoomed {
+			if _, err := srv.Cmd(ctx, "resize-pane", "-t", id, "-Z"); err != nil {
+				return nil, err
+			}
+		}
+	} else {
+		args := []string{"resize-pane", "-t", id}
+		if h := paneIntArg(c, "height"); h != nil && *h != 0 {
+			args = append(args, "-y"+strconv.Itoa(*h))
+		}
+		if w := paneIntArg(c, "width"); w != nil && *w != 0 {
+			args = append(args, "-x"+strconv.Itoa(*w))
+		}
+		if _, err := srv.Cmd(ctx, args...); err != nil {
+			return nil, err
+		}
+	}
+	return c.paneInfoByID(ctx, srv, id)
+}
+
+var selectPaneFlags = map[string]string{
+	"up": "-U", "down": "-D", "left": "-L", "right": "-R", "last": "-l",
+}
+
+func toolSelectPane(ctx context.Context, c *Call) (any, error) {
+	paneID, dir := c.Str("pane_id"), c.Str("direction")
+	if paneID == nil && dir == nil {
+		return nil, expectedf("Provide either pane_id or direction.")
+	}
+	srv, err := c.Tmux(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if paneID != nil {
+		p, err := srv.PaneByID(ctx, *paneID)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := srv.Cmd(ctx, "select-pane", "-t", p["pane_id"]); err != nil {
+			return nil, err
+		}
+		return c.paneInfoByID(ctx, srv, p["pane_id"])
+	}
+	w, err := c.resolveWindow(ctx, srv)
+	if err != nil {
+		return nil, err
+	}
+	wid := w["window_id"]
+	if flag, ok := selectPaneFlags[*dir]; ok {
+		if _, err := srv.Cmd(ctx, "select-pane", "-t", wid, flag); err != nil {
+			return nil, err
+		}
+	} else if *dir == "next" || *dir == "previous" {
+		// Step through the window's own pane list rather than using a
+		// relative target, whose meaning varies across tmux releases and
+		// can land in the client's current window instead.
+		panes, err := srv.Panes(ctx, tmux.PanesWindow, wid)
+		if err != nil {
+			return nil, err
+		}
+		if len(panes) == 0 {
+			return nil, &tmux.PaneNotFoundError{}
+		}
+		idx := 0
+		for i, p := range panes {
+			if p["pane_active"] == "1" {
+				idx = i
+				break
+			}
+		}
+		step := 1
+		if *dir == "previous" {
+			step = -1
+		}
+		next := panes[((idx+step)%len(panes)+len(panes))%len(panes)]
+		if _, err := srv.Cmd(ctx, "select-pane", "-t", next["pane_id"]); err != nil {
+			return nil, err
+		}
+	}
+	lines, err := srv.Display(ctx, wid, "#{pane_id}")
+	if err != nil {
+		return nil, err
+	}
+	if len(lines) > 0 && lines[0] != "" {
+		info, err := c.paneInfoByID(ctx, srv, lines[0])
+		if err == nil {
+			return info, nil
+		}
+		var pn *tmux.PaneNotFoundError
+		if !errors.As(err, &pn) {
+			return nil, err
+		}
+	}
+	panes, err := srv.Panes(ctx, tmux.PanesWindow, wid)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range panes {
+		if p["pane_active"] == "1" {
+			return c.paneInfo(p, c.newCallerCheck(ctx, srv)), nil
+		}
+	}
+	return nil, &tmux.PaneNotFoundError{}
+}
+
+func toolSwapPane(ctx context.Context, c *Call) (any, error) {
+	srv, err := c.Tmux(ctx)
+	if err != nil {
+		return nil, err
+	}
+	src, err := srv.PaneByID(ctx, c.StrOr("source_pane_id", ""))
+	if err != nil {
+		return nil, err
+	}
+	dst, err := srv.PaneByID(ctx, c.StrOr("target_pane_id", ""))
+	if err != nil {
+		return nil, err
+	}
+	if _, err := srv.Cmd(ctx, "swap-pane", "-t", src["pane_id"], "-s", dst["pane_id"]); err != nil {
+		return nil, err
+	}
+	return c.paneInfoByID(ctx, srv, src["pane_id"])
+}
+
+func toolFindPaneByPosition(ctx context.Context, c *Call) (any, error) {
+	corner := c.StrOr("corner", "")
+	srv, err := c.Tmux(ctx)
+	if err != nil {
+		return nil, err
+	}
+	w, err := c.resolveWindow(ctx, srv)
+	if err != nil {
+		return nil, err
+	}
+	panes, err := srv.Panes(ctx, tmux.PanesWindow, w["window_id"])
+	if err != nil {
+		return nil, err
+	}
+	vertical, horizontal, _ := strings.Cut(corner, "-")
+	var matches []tmux.Attrs
+	for _, p := range panes {
+		if p["pane_at_"+vertical] == "1" && p["pane_at_"+horizontal] == "1" {
+			matches = append(matches, p)
+		}
+	}
+	if len(matches) == 0 {
+		return nil, expectedf("No pane found at corner %s in window %s. This is unusual \u2014 built-in layouts always have a pane at every corner.", pyRepr(corner), w["window_id"])
+	}
+	// Several candidates (a single pane touches every edge): the one whose
+	// top-left cell lies furthest from the origin wins, for every corner;
+	// ties keep tmux's order.
+	score := func(p tmux.Attrs) int {
+		l, errL := panePyInt(p["pane_left"])
+		t, errT := panePyInt(p["pane_top"])
+		if errL != nil || errT != nil {
+			return 0
+		}
+		return l + t
+	}
+	sort.SliceStable(matches, func(i, j int) bool { return score(matches[i]) > score(matches[j]) })
+	return c.paneInfo(matches[0], c.newCallerCheck(ctx, srv)), nil
+}
+
+// panePyInt is int(v or 0) for a tmux text field.
+func panePyInt(v string) (int, error) {
+	if v == "" {
+		return 0, nil
+	}
+	return strconv.Atoi(strings.TrimSpace(v))
+}
+
+func toolEnterCopyMode(ctx context.Context, c *Call) (any, error) {
+	srv, p, err := c.tmuxAndPane(ctx)
+	if err != nil {
+		return nil, err
+	}
+	id := p["pane_id"]
+	if _, err := srv.Cmd(ctx, "copy-mode", "-t", id); err != nil {
+		return nil, err
+	}
+	if n := paneIntArg(c, "scroll_up"); n != nil && *n > 0 {
+		if _, err := srv.Run(ctx, "send-keys", "-t", id, "-N", strconv.Itoa(*n), "-X", "scroll-up"); err != nil {
+			return nil, err
+		}
+	}
+	return c.paneInfoByID(ctx, srv, id)
+}
+
+func toolExitCopyMode(ctx context.Context, c *Call) (any, error) {
+	srv, p, err := c.tmuxAndPane(ctx)
+	if err != nil {
+		return nil, err
+	}
+	id := p["pane_id"]
+	// stderr ignored: leaving copy mode when not in it is not an error.
+	if _, err := srv.Run(ctx, "send-keys", "-t", id, "-X", "cancel"); err != nil {
+		return nil, err
+	}
+	return c.paneInfoByID(ctx, srv, id)
+}
