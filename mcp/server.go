@@ -83,7 +83,7 @@ type Options struct {
 	// Redact reduces raw arguments for the audit (store.Redact).
 	Redact func(map[string]any) map[string]any
 	// State persists per-host state for list_hosts (optional).
-	State HostStateStore
+	State  HostStateStore
 	Logger *slog.Logger // nil: discard
 	// Getenv reads per-call variables (LIBTMUX_SOCKET, TMUX_PANE, ...).
 	Getenv func(string) string

@@ -15,11 +15,15 @@ var ErrNUL = errors.New("argument contains a NUL byte")
 // fleetmux where an argv becomes a shell string.
 //
 // Every element is wrapped in single quotes, inside which a POSIX shell
-// treats every byte literally; a single quote itself is written as '\''
-// (close, escaped quote, reopen) and the empty string as ''. Nothing is left
-// bare, so words such as `if`, `a=b` or `~x` in any position mean only
-// themselves. Any byte other than NUL is passed through unchanged: newlines,
-// $(...), backticks, ;, invalid UTF-8, leading dashes.
+// treats every byte literally. A single quote itself becomes close quote,
+// backslash-quote, reopen quote; the empty string becomes a pair of quotes:
+//
+//	it's   ->  'it'\''s'
+//	(empty) ->  ''
+//
+// Nothing is left bare, so words such as `if`, `a=b` or `~x` in any
+// position mean only themselves. Any byte other than NUL is passed through
+// unchanged: newlines, $(...), backticks, ;, invalid UTF-8, leading dashes.
 //
 // The result is correct for sh, dash, bash, ksh and zsh. Shells with other
 // quoting rules (csh/tcsh: newlines and `!`; fish: backslashes) may
