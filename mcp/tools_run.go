@@ -1,0 +1,269 @@
+package mcp
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"regexp"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/fleetmux/fleetmux/tmux"
+)
+
+func init() {
+	register("run_command", runCommand)
+}
+
+// runCommand types an authored command into a pane's shell inside a
+// subshell, followed by a trailer that stores $? in a private pane option
+// and signals a private wait-for channel, then waits for that signal
+// (BEHAVIOR.md §9.1).
+func runCommand(ctx context.Context, c *Call) (any, error) {
+	command := c.StrOr("command", "")
+	suppress := c.Bool("suppress_history")
+	if pyStrip(command) == "" {
+		return nil, expectedf("command must not be empty")
+	}
+	if suppress && strings.ContainsAny(command, "\n\r") {
+		return nil, expectedf("command must be a single line when suppress_history=True")
+	}
+	timeout := 30.0
+	if f := c.Float("timeout"); f != nil {
+		timeout = *f
+	}
+	if !(timeout > 0) {
+		return nil, expectedf("timeout must be positive")
+	}
+	effective := min(timeout, waitCeiling(c))
+
+	srv, pane, err := c.tmuxAndPane(ctx)
+	if err != nil {
+		return nil, err
+	}
+	paneID := pane["pane_id"]
+	id, err := runCommandID()
+	if err != nil {
+		return nil, unexpected("RuntimeError", err)
+	}
+	channel, statusOption := "r_"+id, "@s_"+id
+	payload := runCommandPayload(srv.Prefix(), paneID, channel, statusOption, command, suppress)
+
+	started := time.Now()
+	if _, err := srv.Run(ctx, "send-keys", "-t", paneID, "-l", payload); err != nil {
+		return nil, err
+	}
+	if _, err := srv.Run(ctx, "send-keys", "-t", paneID, "Enter"); err != nil {
+		return nil, err
+	}
+
+	timedOut := false
+	wctx, cancel := context.WithTimeout(ctx, durSeconds(effective))
+	out, err := srv.Run(wctx, "wait-for", channel)
+	cancel()
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return nil, ctx.Err()
+	case err != nil && errors.Is(wctx.Err(), context.DeadlineExceeded):
+		timedOut = true
+	case err != nil:
+		return nil, err
+	case out.ExitCode != 0:
+		return nil, expectedf("wait-for failed for run_command channel %s: %s", pyRepr(channel), stderrOrExit(out))
+	}
+	elapsed := time.Since(started).Seconds()
+
+	var exitStatus *int
+	if !timedOut {
+		so, err := srv.Run(ctx, "show-option", "-p", "-v", "-t", paneID, statusOption)
+		if err != nil {
+			return nil, err
+		}
+		text := ""
+		if lines := so.Lines(); len(lines) > 0 {
+			text = pyStrip(lines[0])
+		}
+		n, perr := tmux.ParseInt(text)
+		if perr != nil || text == "" {
+			return nil, expectedf("run_command could not read exit status from %s", pyRepr(statusOption))
+		}
+		exitStatus = &n
+		_, _ = srv.Run(ctx, "set-option", "-p", "-u", "-t", paneID, statusOption)
+	}
+
+	capOut, err := srv.Run(ctx, tmux.CaptureArgs(paneID, "", "", true)...)
+	if err != nil {
+		return nil, err
+	}
+	visible := filterRunCommandLines(capOut.Lines(), channel, statusOption)
+	kept, truncated, dropped := tailLines(visible, c.Int("max_lines"))
+	return RunCommandResult{
+		PaneID:               paneID,
+		ExitStatus:           exitStatus,
+		TimedOut:             timedOut,
+		ElapsedSeconds:       elapsed,
+		Output:               kept,
+		OutputTruncated:      truncated,
+		OutputTruncatedLines: dropped,
+		EffectiveTimeout:     effective,
+	}, nil
+}
+
+// runCommandPayload builds the three lines typed into the shell: an
+// opening parenthesis (space-prefixed when history is suppressed), the
+// command, and the trailer that records $? and signals the channel.
+func runCommandPayload(prefix []string, paneID, channel, statusOption, command string, suppress bool) string {
+	statusCmd := tmux.ShellJoin(append(append([]string(nil), prefix...), "set-option", "-p", "-t", paneID, statusOption))
+	signalCmd := tmux.ShellJoin(append(append([]string(nil), prefix...), "wait-for", "-S", channel))
+	open := "("
+	if suppress {
+		open = " ("
+	}
+	return open + "\n" + pyRStrip(command) + "\n" + `); s=$?; ` + statusCmd + ` "$s"; ` + signalCmd
+}
+
+// runCommandID is 10 random hex digits shared by the channel and the
+// status option of one call.
+func runCommandID() (string, error) {
+	b := make([]byte, 5)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b), nil
+}
+
+// waitCeiling is the server's wait ceiling (LIBTMUX_MCP_WAIT_MAX_SECONDS).
+func waitCeiling(c *Call) float64 {
+	if w := c.Settings().WaitMax; w > 0 {
+		return w
+	}
+	return waitMaxDefault
+}
+
+// durSeconds converts seconds to a Duration.
+func durSeconds(f float64) time.Duration { return time.Duration(f * float64(time.Second)) }
+
+// stderrOrExit is a failed command's stripped stderr, or "exit N".
+func stderrOrExit(out *tmux.Output) string {
+	if s := pyStrip(strings.ToValidUTF8(string(out.Stderr), "\uFFFD")); s != "" {
+		return s
+	}
+	return "exit " + itoa(out.ExitCode)
+}
+
+// pyIsSpace is Python's str.isspace for one character.
+func pyIsSpace(r rune) bool { return unicode.IsSpace(r) || (r >= 0x1c && r <= 0x1f) }
+
+func pyStrip(s string) string  { return strings.TrimFunc(s, pyIsSpace) }
+func pyRStrip(s string) string { return strings.TrimRightFunc(s, pyIsSpace) }
+
+// tailLines keeps lines[-max:] with Python slice semantics (so 0 keeps
+// everything and a negative value drops lines from the top) and reports
+// whether anything was cut and how many lines len-max is.
+func tailLines(lines []string, max *int) ([]string, bool, int) {
+	if max == nil || len(lines) <= *max {
+		return lines, false, 0
+	}
+	return pySliceFrom(lines, -*max), true, len(lines) - *max
+}
+
+// pySliceFrom is Python's s[start:].
+func pySliceFrom[T any](s []T, start int) []T {
+	if start < 0 {
+		start += len(s)
+		if start < 0 {
+			start = 0
+		}
+	}
+	if start > len(s) {
+		start = len(s)
+	}
+	return s[start:]
+}
+
+// Output filter for run_command. The patterns are the anchor's
+// (constants.RUN_COMMAND_FILTER_STATUS_RE / _WAIT_RE, Python syntax);
+// pyRegexToRE2 rewrites the parts RE2 lacks.
+const (
+	runFilterStatusPy = `(?:__libtmux_mcp_status|s)=\$\?;\s*(?:\S*/)?tmux(?:\s+-[LS]\s+(?:'[^']*'|\S+))*\s+set-option -p(?:\s+-t\s+(?:'[^']*'|\S+))?\s+(?P<prefix>@libtmux_mcp_status_|@s_)(?P<id>[0-9a-fA-F]+)(?![0-9A-Za-z_])`
+	runFilterWaitPy   = `[0-9a-fA-F]*\s*"\$(?:__libtmux_mcp_status|s)";\s*(?:\S*/)?tmux(?:\s+-[LS]\s+(?:'[^']*'|\S+))*\s+wait-for -S (?P<prefix>libtmux_mcp_run_|r_)(?P<id>[0-9a-fA-F]*)(?![0-9A-Za-z_])`
+)
+
+var (
+	runFilterStatusRE = regexp.MustCompile(pyRegexToRE2(runFilterStatusPy))
+	runFilterWaitRE   = regexp.MustCompile(pyRegexToRE2(runFilterWaitPy))
+)
+
+// pyWhitespace is the character class Python's \s matches in str
+// patterns (str.isspace); RE2's \s is ASCII-only and omits \v.
+const pyWhitespace = `\t\n\v\f\r\x1c-\x1f \x{85}\x{a0}\x{1680}\x{2000}-\x{200a}\x{2028}\x{2029}\x{202f}\x{205f}\x{3000}`
+
+// pyRegexToRE2 translates the two filter patterns: the trailing negative
+// lookahead becomes a consumed "non-word character or end" (nothing
+// follows it, so matching is unchanged and the greedy id is maximal), and
+// \s / \S get Python's Unicode whitespace set.
+func pyRegexToRE2(p string) string {
+	p = strings.ReplaceAll(p, `(?![0-9A-Za-z_])`, `(?:[^0-9A-Za-z_]|$)`)
+	p = strings.ReplaceAll(p, `\s`, "["+pyWhitespace+"]")
+	p = strings.ReplaceAll(p, `\S`, "[^"+pyWhitespace+"]")
+	return p
+}
+
+// filterRunCommandLines drops run_command's private synchronisation rows:
+// any row naming this call's channel or option, rows shaped like a status
+// or signal trailer (current or legacy markers), and the hex continuation
+// row of a trailer whose id was cut by wrapping.
+func filterRunCommandLines(lines []string, channel, statusOption string) []string {
+	kept := []string{}
+	dropHex := false
+	for _, line := range lines {
+		stripped := pyStrip(line)
+		if dropHex && len(stripped) >= 8 && len(stripped) <= 32 && allHex(stripped) {
+			dropHex = false
+			continue
+		}
+		if strings.Contains(line, channel) || strings.Contains(line, statusOption) {
+			dropHex = false
+			continue
+		}
+		sm := runFilterStatusRE.FindStringSubmatch(line)
+		wm := runFilterWaitRE.FindStringSubmatch(line)
+		if sm != nil || wm != nil {
+			dropHex = false
+			for _, pair := range []struct {
+				re *regexp.Regexp
+				m  []string
+			}{{runFilterStatusRE, sm}, {runFilterWaitRE, wm}} {
+				if pair.m == nil {
+					continue
+				}
+				prefix := pair.m[pair.re.SubexpIndex("prefix")]
+				id := pair.m[pair.re.SubexpIndex("id")]
+				want := 10
+				if strings.Contains(prefix, "libtmux_mcp") {
+					want = 32
+				}
+				if len(id) < want {
+					dropHex = true
+				}
+			}
+			continue
+		}
+		dropHex = false
+		kept = append(kept, line)
+	}
+	return kept
+}
+
+// allHex reports whether s is made of hex digits only.
+func allHex(s string) bool {
+	for i := 0; i < len(s); i++ {
+		b := s[i]
+		if !(b >= '0' && b <= '9' || b >= 'a' && b <= 'f' || b >= 'A' && b <= 'F') {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,239 @@
+package mcp
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/fleetmux/fleetmux/tmux"
+)
+
+func init() {
+	register("search_panes", searchPanes)
+}
+
+var (
+	searchRegexMeta      = regexp.MustCompile(`[\\.*+?{}()\[\]|^$]`)
+	searchFormatInjected = regexp.MustCompile(`\}|#\{|#\(`)
+)
+
+// searchFastPath reports whether tmux may pre-filter panes with its
+// #{C:...} content test: the pattern must not be able to break out of
+// the format block (}, #{, #() and, as a regex, must be plain text.
+func searchFastPath(pattern string, regex bool) bool {
+	if searchFormatInjected.MatchString(pattern) {
+		return false
+	}
+	if regex {
+		return !searchRegexMeta.MatchString(pattern)
+	}
+	return true
+}
+
+// searchPanes finds panes whose captured text matches a pattern
+// (BEHAVIOR.md §9.4).
+func searchPanes(ctx context.Context, c *Call) (any, error) {
+	pattern := c.StrOr("pattern", "")
+	regex, matchCase := c.Bool("regex"), c.Bool("match_case")
+	re, err := compileUserPattern(pattern, regex, matchCase)
+	if err != nil {
+		return nil, expectedf("Invalid regex pattern: %v", err)
+	}
+	srv, err := c.Tmux(ctx)
+	if err != nil {
+		return nil, err
+	}
+	contentStart, contentEnd := c.Int("content_start"), c.Int("content_end")
+	scoped := c.Str("session_name") != nil || c.Str("session_id") != nil
+
+	var candidates []string
+	if contentStart == nil && contentEnd == nil && searchFastPath(pattern, regex) {
+		filter := "#{C/i:" + pattern + "}"
+		if matchCase {
+			filter = "#{C:" + pattern + "}"
+		}
+		args := []string{"list-panes"}
+		if scoped {
+			sess, err := c.resolveSession(ctx, srv)
+			if err != nil {
+				return nil, err
+			}
+			args = append(args, "-t", sess["session_id"], "-s")
+		} else {
+			args = append(args, "-a")
+		}
+		args = append(args, "-f", filter, "-F", "#{pane_id}")
+		out, err := srv.Run(ctx, args...)
+		if err != nil {
+			return nil, err
+		}
+		candidates = dedupePaneIDs(out.Lines())
+	} else {
+		var rows []tmux.Attrs
+		if scoped {
+			sess, err := c.resolveSession(ctx, srv)
+			if err != nil {
+				return nil, err
+			}
+			rows, err = srv.Panes(ctx, tmux.PanesSession, sess["session_id"])
+			if err != nil {
+				return nil, err
+			}
+		} else if rows, err = srv.Panes(ctx, tmux.PanesAll, ""); err != nil {
+			return nil, err
+		}
+		ids := make([]string, 0, len(rows))
+		for _, r := range rows {
+			ids = append(ids, r["pane_id"])
+		}
+		candidates = dedupePaneIDs(ids)
+	}
+
+	perPane := 50
+	if n := c.Int("max_matched_lines_per_pane"); n != nil {
+		perPane = *n
+	}
+	var start, end string
+	if contentStart != nil {
+		start = strconv.Itoa(*contentStart)
+	}
+	if contentEnd != nil {
+		end = strconv.Itoa(*contentEnd)
+	}
+	matches := []PaneContentMatch{}
+	perPaneTruncated := false
+	var all []tmux.Attrs
+	if len(candidates) > 0 {
+		if all, err = srv.Panes(ctx, tmux.PanesAll, ""); err != nil {
+			return nil, err
+		}
+	}
+	caller := c.newCallerCheck(ctx, srv)
+	for _, id := range candidates {
+		pane, err := findPaneRow(all, id)
+		if err != nil {
+			return nil, err
+		}
+		if pane == nil {
+			continue
+		}
+		out, err := srv.Run(ctx, tmux.CaptureArgs(id, start, end, true)...)
+		if err != nil {
+			return nil, err
+		}
+		var hits []string
+		for _, l := range out.Lines() {
+			if re.MatchString(l) {
+				hits = append(hits, l)
+			}
+		}
+		if len(hits) == 0 {
+			continue
+		}
+		if len(hits) > perPane {
+			hits = pySliceFrom(hits, -perPane)
+			perPaneTruncated = true
+		}
+		matches = append(matches, PaneContentMatch{
+			PaneID:             id,
+			PaneLeft:           intAttr(pane, "pane_left"),
+			PaneTop:            intAttr(pane, "pane_top"),
+			PaneRight:          intAttr(pane, "pane_right"),
+			PaneBottom:         intAttr(pane, "pane_bottom"),
+			PaneAtLeft:         boolAttr(pane, "pane_at_left"),
+			PaneAtRight:        boolAttr(pane, "pane_at_right"),
+			PaneAtTop:          boolAttr(pane, "pane_at_top"),
+			PaneAtBottom:       boolAttr(pane, "pane_at_bottom"),
+			PaneTty:            attrPtr(pane, "pane_tty"),
+			PaneCurrentCommand: attrPtr(pane, "pane_current_command"),
+			PaneCurrentPath:    attrPtr(pane, "pane_current_path"),
+			WindowID:           attrPtr(pane, "window_id"),
+			WindowName:         attrPtr(pane, "window_name"),
+			SessionID:          attrPtr(pane, "session_id"),
+			SessionName:        attrPtr(pane, "session_name"),
+			MatchedLines:       append([]string{}, hits...),
+			IsCaller:           caller.isCaller(id),
+			Host:               c.HostField(),
+		})
+	}
+
+	sort.SliceStable(matches, func(i, j int) bool { return paneIDLess(matches[i].PaneID, matches[j].PaneID) })
+	total := len(matches)
+	offset := 0
+	if n := c.Int("offset"); n != nil {
+		offset = *n
+	}
+	limit := c.Int("limit")
+	pageStart := min(max(0, offset), total)
+	pageEnd := total
+	if limit != nil {
+		pageEnd = min(pageStart+max(0, *limit), total)
+	}
+	page := append([]PaneContentMatch{}, matches[pageStart:pageEnd]...)
+	skipped := []string{}
+	for _, m := range matches[pageEnd:] {
+		skipped = append(skipped, m.PaneID)
+	}
+	return SearchPanesResult{
+		Matches:           page,
+		Truncated:         perPaneTruncated || len(skipped) > 0,
+		TruncatedPanes:    skipped,
+		TotalPanesMatched: total,
+		Offset:            offset,
+		Limit:             limit,
+	}, nil
+}
+
+// findPaneRow returns the listed row of a pane id, nil when it is gone,
+// or an ambiguity error when a linked window lists it more than once.
+func findPaneRow(rows []tmux.Attrs, id string) (tmux.Attrs, error) {
+	var found tmux.Attrs
+	n := 0
+	for _, r := range rows {
+		if r["pane_id"] == id {
+			if found == nil {
+				found = r
+			}
+			n++
+		}
+	}
+	if n > 1 {
+		return nil, &tmux.AmbiguousError{Count: n, Key: "pane_id", Value: id}
+	}
+	return found, nil
+}
+
+// dedupePaneIDs drops repeated ids, keeping the first occurrence.
+func dedupePaneIDs(ids []string) []string {
+	seen := map[string]bool{}
+	out := []string{}
+	for _, id := range ids {
+		if !seen[id] {
+			seen[id] = true
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// paneIDLess orders pane ids numerically ("%2" before "%10"); ids that
+// are not "%<int>" come after, in text order.
+func paneIDLess(a, b string) bool {
+	ka, na := paneSortKey(a)
+	kb, nb := paneSortKey(b)
+	if na != nb {
+		return na
+	}
+	return ka < kb
+}
+
+func paneSortKey(id string) (string, bool) {
+	n, err := tmux.ParseInt(strings.TrimLeft(id, "%"))
+	if err != nil {
+		return id, false
+	}
+	return fmt.Sprintf("%09d", n), true
+}

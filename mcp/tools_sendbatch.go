@@ -1,0 +1,193 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/fleetmux/fleetmux/tmux"
+)
+
+func init() {
+	register("send_keys_batch", sendKeysBatch)
+}
+
+// keysOp is one validated send_keys_batch operation.
+type keysOp struct {
+	keys                         string
+	paneID, sessionName          *string
+	sessionID, windowID          *string
+	enter, literal, suppressHist bool
+}
+
+func keysOpFrom(v any) keysOp {
+	m, _ := v.(map[string]any)
+	str := func(k string) *string {
+		if s, ok := m[k].(string); ok {
+			return &s
+		}
+		return nil
+	}
+	flag := func(k string) bool { b, _ := m[k].(bool); return b }
+	op := keysOp{
+		paneID: str("pane_id"), sessionName: str("session_name"),
+		sessionID: str("session_id"), windowID: str("window_id"),
+		enter: flag("enter"), literal: flag("literal"), suppressHist: flag("suppress_history"),
+	}
+	if k := str("keys"); k != nil {
+		op.keys = *k
+	}
+	return op
+}
+
+// sendArgv is the send-keys argv of an operation's text (one leading
+// space when the operation asks for history suppression).
+func (op keysOp) sendArgv(paneID string) []string {
+	args := []string{"send-keys", "-t", paneID}
+	if op.literal {
+		args = append(args, "-l")
+	}
+	text := op.keys
+	if op.suppressHist {
+		text = " " + text
+	}
+	return append(args, text)
+}
+
+// sendKeysBatch sends ordered raw-input operations, each to its own pane
+// (BEHAVIOR.md §9.10). With timeout set, every send is a child bounded by
+// the time left in the batch.
+func sendKeysBatch(ctx context.Context, c *Call) (any, error) {
+	raw, _ := c.Args["operations"].([]any)
+	if len(raw) == 0 {
+		return nil, expectedf("operations must not be empty")
+	}
+	onError := c.StrOr("on_error", "stop")
+	if onError != "stop" && onError != "continue" {
+		return nil, expectedf("on_error must be 'stop' or 'continue'")
+	}
+	srv, err := c.Tmux(ctx)
+	if err != nil {
+		return nil, err
+	}
+	timeout := c.Float("timeout")
+	batchStart := time.Now()
+	var deadline time.Time
+	if timeout != nil {
+		deadline = batchStart.Add(durSeconds(*timeout))
+	}
+	res := SendKeysBatchResult{Results: []SendKeysOperationResult{}}
+	for i, v := range raw {
+		op := keysOpFrom(v)
+		if timeout != nil && time.Now().After(deadline) {
+			msg := batchTimeoutMsg(*timeout)
+			res.Results = append(res.Results, SendKeysOperationResult{Index: i, PaneID: op.paneID, Error: &msg})
+			if onError == "stop" {
+				res.StoppedAt = &i
+				break
+			}
+			continue
+		}
+		started := time.Now()
+		paneID, err := sendKeysOp(ctx, srv, op, timeout, deadline)
+		if err != nil && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		row := SendKeysOperationResult{Index: i, Success: err == nil, ElapsedSeconds: time.Since(started).Seconds()}
+		if paneID != "" {
+			row.PaneID = &paneID
+		}
+		if err != nil {
+			info := describeError(err)
+			msg := info.Text
+			if info.Suggestion != "" {
+				msg += "\n" + info.Suggestion
+			}
+			row.Error = &msg
+		}
+		res.Results = append(res.Results, row)
+		if err != nil && onError == "stop" {
+			res.StoppedAt = &i
+			break
+		}
+	}
+	for _, r := range res.Results {
+		if r.Success {
+			res.Succeeded++
+		} else {
+			res.Failed++
+		}
+	}
+	return res, nil
+}
+
+func batchTimeoutMsg(timeout float64) string {
+	return fmt.Sprintf("batch execution exceeded timeout of %ss", pyFloat(timeout))
+}
+
+// sendKeysOp resolves the operation's pane and sends its keys and the
+// optional Enter. It returns the resolved pane id ("" when resolution
+// failed).
+func sendKeysOp(ctx context.Context, srv *tmux.Server, op keysOp, timeout *float64, deadline time.Time) (string, error) {
+	pane, err := srv.ResolvePane(ctx, tmux.PaneTarget{
+		PaneID: op.paneID, SessionName: op.sessionName,
+		SessionID: op.sessionID, WindowID: op.windowID,
+	})
+	if err != nil {
+		return "", err
+	}
+	paneID := pane["pane_id"]
+	argvs := [][]string{op.sendArgv(paneID)}
+	if op.enter {
+		argvs = append(argvs, []string{"send-keys", "-t", paneID, "Enter"})
+	}
+	for _, args := range argvs {
+		if timeout == nil {
+			// Like send_keys: tmux's complaints are not checked.
+			if _, err := srv.Run(ctx, args...); err != nil {
+				return paneID, err
+			}
+			continue
+		}
+		if err := timedSend(ctx, srv, args, *timeout, deadline); err != nil {
+			return paneID, err
+		}
+	}
+	return paneID, nil
+}
+
+// timedSend runs one send-keys child bounded by the batch deadline.
+func timedSend(ctx context.Context, srv *tmux.Server, args []string, timeout float64, deadline time.Time) error {
+	left := time.Until(deadline)
+	if left <= 0 {
+		return expectedf("%s", batchTimeoutMsg(timeout))
+	}
+	cctx, cancel := context.WithTimeout(ctx, left)
+	defer cancel()
+	out, err := srv.Run(cctx, args...)
+	if err != nil {
+		if ctx.Err() == nil && errors.Is(cctx.Err(), context.DeadlineExceeded) {
+			return expectedf("%s", batchTimeoutMsg(timeout))
+		}
+		return err
+	}
+	if out.ExitCode != 0 {
+		detail := pyStrip(strings.ToValidUTF8(string(out.Stderr), "\uFFFD"))
+		if detail == "" {
+			detail = fmt.Sprintf("Command %s returned non-zero exit status %d.", pyList(append(srv.Prefix(), args...)), out.ExitCode)
+		}
+		return expectedf("send-keys failed: %s", detail)
+	}
+	return nil
+}
+
+// pyList renders a string list as Python's repr does.
+func pyList(items []string) string {
+	q := make([]string, len(items))
+	for i, s := range items {
+		q[i] = pyRepr(s)
+	}
+	return "[" + strings.Join(q, ", ") + "]"
+}

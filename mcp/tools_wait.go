@@ -1,0 +1,436 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/fleetmux/fleetmux/tmux"
+)
+
+func init() {
+	register("wait_for_text", waitForText)
+}
+
+// Bounds of the wait path (constants.WAIT_* in the surface file).
+const (
+	waitCallTimeout = 5 * time.Second
+	waitCallMin     = 250 * time.Millisecond
+	waitTailLines   = 20
+	waitTailBytes   = 2000
+)
+
+// boundedTmux runs the tmux reads of wait_for_text, each as a child that
+// is killed when its budget (the time left until the deadline, at most
+// 5 s, at least 0.25 s) or the call's context runs out.
+type boundedTmux struct {
+	srv      *tmux.Server
+	deadline time.Time
+}
+
+func (b *boundedTmux) budget() time.Duration {
+	left := time.Until(b.deadline)
+	return max(min(waitCallTimeout, left), waitCallMin)
+}
+
+func (b *boundedTmux) lines(ctx context.Context, args ...string) ([]string, error) {
+	budget := b.budget()
+	cctx, cancel := context.WithTimeout(ctx, budget)
+	defer cancel()
+	out, err := b.srv.Run(cctx, args...)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if errors.Is(cctx.Err(), context.DeadlineExceeded) {
+			return nil, expectedf("tmux %s did not return within %.2fs; the tmux server is unresponsive", args[0], budget.Seconds())
+		}
+		return nil, err
+	}
+	if out.ExitCode != 0 {
+		return nil, expectedf("tmux %s failed: %s", args[0], stderrOrExit(out))
+	}
+	return out.Lines(), nil
+}
+
+func (b *boundedTmux) state(ctx context.Context, paneID string) (tmux.PaneState, error) {
+	out, err := b.lines(ctx, "display-message", "-p", "-t", paneID, tmux.PaneStateFormat)
+	if err != nil {
+		return tmux.PaneState{}, err
+	}
+	raw := "0|0|0||0|0"
+	if len(out) > 0 {
+		raw = out[0]
+	}
+	st, err := tmux.ParsePaneState(raw)
+	if err != nil {
+		return st, pyValueError(err)
+	}
+	return st, nil
+}
+
+func (b *boundedTmux) historyLimit(ctx context.Context, paneID string) (int, error) {
+	out, err := b.lines(ctx, "display-message", "-p", "-t", paneID, tmux.HistoryLimitFormat)
+	if err != nil {
+		return 0, err
+	}
+	if len(out) == 0 || !isASCIIDigits(out[0]) {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(out[0])
+	if err != nil {
+		return 0, nil
+	}
+	return n, nil
+}
+
+func isASCIIDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+func (b *boundedTmux) capture(ctx context.Context, paneID string, start int) ([]string, error) {
+	return b.lines(ctx, "capture-pane", "-p", "-J", "-t", paneID, "-S", strconv.Itoa(start))
+}
+
+// resolvePane applies the §5.3 precedence through bounded listings.
+func (b *boundedTmux) resolvePane(ctx context.Context, paneID, sessionName, sessionID, windowID *string) (string, error) {
+	if paneID != nil {
+		rows, err := b.lines(ctx, "list-panes", "-a", "-F", "#{pane_id}")
+		if err != nil {
+			return "", err
+		}
+		if !inStringList(rows, *paneID) {
+			return "", &tmux.PaneNotFoundError{ID: *paneID}
+		}
+		return *paneID, nil
+	}
+	if windowID != nil {
+		rows, err := b.lines(ctx, "list-windows", "-a", "-F", "#{window_id}")
+		if err != nil {
+			return "", err
+		}
+		n := 0
+		for _, r := range rows {
+			if r == *windowID {
+				n++
+			}
+		}
+		switch {
+		case n == 0:
+			return "", &tmux.NotFoundError{Key: "window_id", ID: *windowID, ListCmd: "list-windows", Extra: "('-a',)"}
+		case n > 1:
+			return "", &tmux.AmbiguousError{Count: n, Key: "window_id", Value: *windowID}
+		}
+		return b.firstPane(ctx, *windowID)
+	}
+	sid, err := b.resolveSession(ctx, sessionName, sessionID)
+	if err != nil {
+		return "", err
+	}
+	windows, err := b.lines(ctx, "list-windows", "-t", sid, "-F", "#{window_id}")
+	if err != nil {
+		return "", err
+	}
+	if len(windows) == 0 {
+		return "", &tmux.NoWindowsError{}
+	}
+	return b.firstPane(ctx, windows[0])
+}
+
+func (b *boundedTmux) resolveSession(ctx context.Context, name, id *string) (string, error) {
+	switch {
+	case id != nil:
+		rows, err := b.lines(ctx, "list-sessions", "-F", "#{session_id}")
+		if err != nil {
+			return "", err
+		}
+		if !inStringList(rows, *id) {
+			return "", &tmux.NotFoundError{Key: "session_id", ID: *id, ListCmd: "list-sessions"}
+		}
+		return *id, nil
+	case name != nil:
+		rows, err := b.lines(ctx, "list-sessions", "-F", "#{session_name}\t#{session_id}")
+		if err != nil {
+			return "", err
+		}
+		for _, r := range rows {
+			n, sid, _ := strings.Cut(r, "\t")
+			if n == *name {
+				return sid, nil
+			}
+		}
+		return "", &tmux.NotFoundError{Key: "session_name", ID: *name, ListCmd: "list-sessions"}
+	}
+	rows, err := b.lines(ctx, "list-sessions", "-F", "#{session_id}")
+	if err != nil {
+		return "", err
+	}
+	if len(rows) == 0 {
+		return "", &tmux.NotFoundError{Key: "session", ID: "(any)", ListCmd: "list-sessions"}
+	}
+	return rows[0], nil
+}
+
+func (b *boundedTmux) firstPane(ctx context.Context, windowID string) (string, error) {
+	rows, err := b.lines(ctx, "list-panes", "-t", windowID, "-F", "#{pane_id}")
+	if err != nil {
+		return "", err
+	}
+	if len(rows) == 0 {
+		return "", &tmux.PaneNotFoundError{}
+	}
+	return rows[0], nil
+}
+
+// inStringList reports whether s is in list.
+func inStringList(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// compileWaitPatterns compiles one pattern list (literal unless regex;
+// case-insensitive unless matchCase). A bad regex is also sent to the
+// client as a warning.
+func compileWaitPatterns(ctx context.Context, c *Call, values []string, label string, regex, matchCase bool) ([]*regexp.Regexp, error) {
+	out := make([]*regexp.Regexp, 0, len(values))
+	for _, v := range values {
+		if v == "" {
+			return nil, expectedf("%s pattern must be a non-empty string", label)
+		}
+		re, err := compileUserPattern(v, regex, matchCase)
+		if err != nil {
+			msg := "Invalid regex pattern: " + err.Error()
+			_ = c.Warn(ctx, msg)
+			return nil, expectedf("%s", msg)
+		}
+		out = append(out, re)
+	}
+	return out, nil
+}
+
+// compileUserPattern builds the matcher for a user pattern. Go's RE2
+// syntax stands in for Python's re: error texts differ, and constructs
+// RE2 lacks (lookaround, backreferences) are refused.
+func compileUserPattern(p string, regex, matchCase bool) (*regexp.Regexp, error) {
+	if !regex {
+		p = regexp.QuoteMeta(p)
+	}
+	// Compile the pattern as given first so an error quotes the caller's
+	// text, not the case-folding flag added below.
+	re, err := regexp.Compile(p)
+	if err != nil {
+		return nil, regexErrorText(err)
+	}
+	if matchCase {
+		return re, nil
+	}
+	if re, err = regexp.Compile("(?i)" + p); err != nil {
+		return nil, regexErrorText(err)
+	}
+	return re, nil
+}
+
+// regexErrorText strips Go's "error parsing regexp: " prefix so the text
+// after "Invalid regex pattern: " names the problem directly.
+func regexErrorText(err error) error {
+	return errors.New(strings.TrimPrefix(err.Error(), "error parsing regexp: "))
+}
+
+// firstPatternHit returns the index of the first pattern that matches any of
+// lines and the lines it matches.
+func firstPatternHit(res []*regexp.Regexp, lines []string) (int, []string, bool) {
+	for i, re := range res {
+		var hits []string
+		for _, l := range lines {
+			if re.MatchString(l) {
+				hits = append(hits, l)
+			}
+		}
+		if len(hits) > 0 {
+			return i, hits, true
+		}
+	}
+	return 0, nil, false
+}
+
+// waitForText polls a pane for rows written after the call started
+// (BEHAVIOR.md §9.3).
+func waitForText(ctx context.Context, c *Call) (any, error) {
+	ceiling := waitCeiling(c)
+	interval, timeout := 0.05, 8.0
+	if f := c.Float("interval"); f != nil {
+		interval = *f
+	}
+	if f := c.Float("timeout"); f != nil {
+		timeout = *f
+	}
+	if interval < 0.01 {
+		return nil, expectedf("interval must be at least 0.01 s (received %s)", pyFloat(interval))
+	}
+	if timeout <= 0 {
+		return nil, expectedf("timeout must be positive (received %s)", pyFloat(timeout))
+	}
+	_, patternsGiven := c.Args["patterns"].([]any)
+	patterns := c.Strings("patterns")
+	if patternsGiven && len(patterns) == 0 {
+		return nil, expectedf("patterns must be a non-empty list, or null to wait for any new output")
+	}
+	effective := min(timeout, ceiling)
+	regex, matchCase := c.Bool("regex"), c.Bool("match_case")
+	success, err := compileWaitPatterns(ctx, c, patterns, "patterns", regex, matchCase)
+	if err != nil {
+		return nil, err
+	}
+	stop, err := compileWaitPatterns(ctx, c, c.Strings("stop"), "stop", regex, matchCase)
+	if err != nil {
+		return nil, err
+	}
+	srv, err := c.Tmux(ctx)
+	if err != nil {
+		return nil, err
+	}
+
+	start := time.Now()
+	deadline := start.Add(durSeconds(effective))
+	b := &boundedTmux{srv: srv, deadline: deadline}
+	target, err := b.resolvePane(ctx, c.Str("pane_id"), c.Str("session_name"), c.Str("session_id"), c.Str("window_id"))
+	if err != nil {
+		return nil, err
+	}
+
+	entry, err := b.state(ctx, target)
+	if err != nil {
+		return nil, err
+	}
+	baselineAbs := entry.AbsCursor()
+	hlimit, err := b.historyLimit(ctx, target)
+	if err != nil {
+		return nil, err
+	}
+	entryRows, err := b.capture(ctx, target, entry.CursorY)
+	if err != nil {
+		return nil, err
+	}
+	seen := make(map[string]bool, len(entryRows))
+	for _, r := range entryRows {
+		seen[r] = true
+	}
+	visible, err := b.capture(ctx, target, 0)
+	if err != nil {
+		return nil, err
+	}
+	_, _, stale := firstPatternHit(success, visible)
+
+	var (
+		matched      []string
+		outcome      = "timeout"
+		matchedIndex *int
+		sawNew       bool
+		warnedBand   bool
+		sawAlternate = entry.AlternateOn
+		lastRows     []string
+	)
+loop:
+	for {
+		elapsed := time.Since(start).Seconds()
+		_ = c.Progress(ctx, elapsed, effective, fmt.Sprintf("Waiting on pane %s: %.1fs elapsed, %.1fs left", target, elapsed, max(effective-elapsed, 0)))
+
+		st, err := b.state(ctx, target)
+		if err != nil {
+			return nil, err
+		}
+		if err := lifecycleChanged(target, st, entry.PanePid); err != nil {
+			return nil, err
+		}
+		if st.AlternateOn {
+			sawAlternate = true
+		}
+		if st.HistorySize < entry.HistorySize && st.PaneHeight <= entry.PaneHeight {
+			return nil, expectedf("pane %s history shrank below entry baseline (history_size %d -> %d); baseline anchor lost \u2014 re-arm wait_for_text or use wait_for_channel for deterministic synchronization", target, entry.HistorySize, st.HistorySize)
+		}
+		if !warnedBand && hlimit > 0 && st.HistorySize >= trimRiskFloor(hlimit) {
+			_ = c.Warn(ctx, fmt.Sprintf("pane %s is polling in the history-limit trim-risk band (history_size %d / history_limit %d); wait_for_text correctness is best-effort here. For deterministic synchronization use wait_for_channel.", target, st.HistorySize, hlimit))
+			warnedBand = true
+		}
+		startLine := baselineAbs - st.HistorySize
+		rows := []string{}
+		if startLine < st.PaneHeight {
+			if rows, err = b.capture(ctx, target, startLine); err != nil {
+				return nil, err
+			}
+		}
+		lastRows = rows
+		var fresh []string
+		for _, r := range rows {
+			if !seen[r] {
+				fresh = append(fresh, r)
+			}
+		}
+		if len(fresh) > 0 {
+			sawNew = true
+		}
+
+		if !st.AlternateOn {
+			if i, hits, ok := firstPatternHit(stop, fresh); ok {
+				matchedIndex, matched, outcome = &i, hits, "stopped"
+				break loop
+			}
+			if i, hits, ok := firstPatternHit(success, fresh); ok {
+				matchedIndex, matched, outcome = &i, hits, "matched"
+				break loop
+			}
+			if len(success) == 0 && len(fresh) > 0 {
+				w, wb := waitTailLines, waitTailBytes
+				matched, outcome = limitTail(fresh, &w, &wb).lines, "any_output"
+				break loop
+			}
+		}
+		if !time.Now().Before(deadline) {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(durSeconds(interval)):
+		}
+	}
+
+	elapsed := time.Since(start).Seconds()
+	found := outcome == "matched" || outcome == "any_output"
+	if outcome == "timeout" && sawAlternate {
+		outcome = "alternate_screen"
+	}
+	if !found {
+		_ = c.Warn(ctx, fmt.Sprintf("No match in pane %s before %ss timeout", target, pyFloat(effective)))
+	}
+	w, wb := waitTailLines, waitTailBytes
+	return WaitForTextResult{
+		Found:            found,
+		Outcome:          outcome,
+		MatchedIndex:     matchedIndex,
+		MatchedLines:     limitTail(matched, &w, &wb).lines,
+		Tail:             limitTail(lastRows, &w, &wb).lines,
+		SawNewOutput:     sawNew,
+		MatchedAtEntry:   stale && !found,
+		AlternateScreen:  sawAlternate,
+		PaneID:           target,
+		ElapsedSeconds:   round3(elapsed),
+		EffectiveTimeout: effective,
+	}, nil
+}
