@@ -147,12 +147,10 @@ func build(ctx context.Context, g *globalFlags, log *slog.Logger) (*mcp.Server, 
 	return srv, cleanup, nil
 }
 
-// wireHooks are filled by the files that add fleet mode and the audit
-// store; each may adjust the options and extend the cleanup.
-var wireHooks []func(ctx context.Context, g *globalFlags, o *mcp.Options, log *slog.Logger, cleanup *func()) error
-
 func wire(ctx context.Context, g *globalFlags, o *mcp.Options, log *slog.Logger, cleanup *func()) error {
-	for _, h := range wireHooks {
+	// The store first: fleet mode persists host state in it.
+	hooks := append([]func(context.Context, *globalFlags, *mcp.Options, *slog.Logger, *func()) error{wireStore}, wireFleet)
+	for _, h := range hooks {
 		if err := h(ctx, g, o, log, cleanup); err != nil {
 			return err
 		}

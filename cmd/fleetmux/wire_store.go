@@ -14,7 +14,6 @@ import (
 
 func init() {
 	subcommands["audit"] = runAudit
-	wireHooks = append(wireHooks, wireStore)
 }
 
 // statePath is --state, FLEETMUX_STATE (already the flag default) or the

@@ -1,0 +1,86 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/fleetmux/fleetmux/fleet"
+	"github.com/fleetmux/fleetmux/mcp"
+	"github.com/fleetmux/fleetmux/transport"
+)
+
+func init() {
+	checkHost = checkOneHost
+}
+
+// wireFleet switches on fleet mode when --hosts selects remote hosts.
+func wireFleet(ctx context.Context, g *globalFlags, o *mcp.Options, log *slog.Logger, cleanup *func()) error {
+	if g.hosts == "" {
+		if len(g.hostSafety) > 0 || g.noLocal {
+			return fmt.Errorf("--host-safety and --no-local need --hosts")
+		}
+		return nil
+	}
+	sel, err := fleet.ParseSelection(g.hosts)
+	if err != nil {
+		return err
+	}
+	safety, err := fleet.ParseHostSafety(g.hostSafety)
+	if err != nil {
+		return err
+	}
+	inv, err := fleet.LoadInventory(fleet.InventoryOptions{UserConfig: g.sshConfig})
+	if err != nil {
+		return err
+	}
+	for _, w := range inv.Warnings() {
+		log.Warn(w)
+	}
+	if len(inv.Select(sel)) == 0 {
+		return fmt.Errorf("--hosts %q matches no Host alias in %v (see fleetmux hosts)", g.hosts, inv.Files())
+	}
+	var state fleet.StateStore
+	if o.State != nil {
+		state = o.State
+	}
+	f, err := fleet.New(fleet.Options{Inventory: inv, Selection: sel, NoLocal: g.noLocal, Safety: safety, State: state, Logger: log, SSH: transport.SSHOptions{Logger: log}})
+	if err != nil {
+		return err
+	}
+	o.Backend = mcp.FleetBackend(f)
+	prev := *cleanup
+	*cleanup = func() {
+		_ = f.Close()
+		prev()
+	}
+	return nil
+}
+
+// checkOneHost backs `fleetmux hosts --check`: connect, run tmux -V.
+func checkOneHost(ctx context.Context, alias string, cfg *transport.SSHConfig) (string, string, time.Duration, error) {
+	r := transport.NewSSH(cfg, transport.SSHOptions{PerCommand: true})
+	defer r.Close()
+	t0 := time.Now()
+	res, err := r.Run(ctx, []string{"tmux", "-V"}, nil)
+	rtt := time.Since(t0)
+	if err != nil {
+		return string(r.Status().State), "", 0, err
+	}
+	if res.ExitCode != 0 {
+		return "connected", "", rtt, fmt.Errorf("tmux -V: exit %d: %s", res.ExitCode, res.Stderr)
+	}
+	return "connected", string(trimVersion(res.Stdout)), rtt, nil
+}
+
+func trimVersion(b []byte) []byte {
+	s := string(b)
+	for len(s) > 0 && (s[len(s)-1] == '\n' || s[len(s)-1] == '\r') {
+		s = s[:len(s)-1]
+	}
+	if len(s) > 5 && s[:5] == "tmux " {
+		s = s[5:]
+	}
+	return []byte(s)
+}

@@ -1,0 +1,364 @@
+package fleet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/fleetmux/fleetmux/store"
+	"github.com/fleetmux/fleetmux/transport"
+)
+
+// StateStore persists host state (store.Store implements it).
+type StateStore interface {
+	PutHostState(ctx context.Context, st store.HostState) error
+	HostStates(ctx context.Context) (map[string]store.HostState, error)
+}
+
+// Options configure a Fleet.
+type Options struct {
+	Inventory *Inventory
+	Selection Selection
+	NoLocal   bool
+	Safety    HostSafety
+	State     StateStore // optional
+	SSH       transport.SSHOptions
+	Logger    *slog.Logger
+	// Local is the runner for LocalHost; nil means transport.NewLocal().
+	Local transport.Runner
+}
+
+// Fleet routes hosts to runners: LocalHost to this machine, selected
+// ssh_config aliases to one pooled SSH runner each (created on first use).
+type Fleet struct {
+	opts     Options
+	log      *slog.Logger
+	selected []string
+	selSet   map[string]bool
+	local    transport.Runner
+
+	mu      sync.Mutex
+	remotes map[string]*remote
+	closed  bool
+}
+
+type remote struct {
+	alias    string
+	mu       sync.Mutex
+	resolved *Resolved
+	cfg      *transport.SSHConfig
+	ssh      *transport.SSH
+	err      error // resolution error (sticky)
+
+	stateMu     sync.Mutex
+	connected   bool
+	tmuxVersion string
+}
+
+// New builds a fleet. Nothing is resolved or dialled until a host is used.
+func New(opts Options) (*Fleet, error) {
+	if opts.Inventory == nil {
+		return nil, errors.New("fleet: no inventory")
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	f := &Fleet{opts: opts, log: log, selSet: map[string]bool{}, remotes: map[string]*remote{}, local: opts.Local}
+	if f.local == nil {
+		f.local = transport.NewLocal()
+	}
+	if !opts.Selection.Empty() {
+		f.selected = opts.Inventory.Select(opts.Selection)
+	}
+	for _, h := range f.selected {
+		f.selSet[h] = true
+	}
+	return f, nil
+}
+
+// Remote reports whether any remote host is selected (fleet mode).
+func (f *Fleet) Remote() bool { return len(f.selected) > 0 }
+
+// Hosts returns every usable host: LocalHost (unless NoLocal) then the
+// selected aliases in inventory order.
+func (f *Fleet) Hosts() []string {
+	var out []string
+	if !f.opts.NoLocal {
+		out = append(out, LocalHost)
+	}
+	return append(out, f.selected...)
+}
+
+// IsLocal reports whether host is this machine.
+func (f *Fleet) IsLocal(host string) bool { return host == LocalHost && !f.opts.NoLocal }
+
+// Match expands "*", a glob or a plain name to usable hosts.
+func (f *Fleet) Match(pattern string) ([]string, error) {
+	var out []string
+	for _, h := range f.Hosts() {
+		if ok, _ := path.Match(pattern, h); ok {
+			out = append(out, h)
+		}
+	}
+	if len(out) == 0 {
+		if strings.ContainsAny(pattern, "*?[") {
+			return nil, fmt.Errorf("no selected host matches %q (selected: %s)", pattern, strings.Join(f.Hosts(), ", "))
+		}
+		return nil, f.checkHost(pattern)
+	}
+	return out, nil
+}
+
+// checkHost explains why host cannot be used.
+func (f *Fleet) checkHost(host string) error {
+	if host == LocalHost {
+		if f.opts.NoLocal {
+			return fmt.Errorf("%w: %q is disabled by --no-local", ErrNotSelected, host)
+		}
+		return nil
+	}
+	if f.selSet[host] {
+		return nil
+	}
+	return f.opts.Inventory.Check(f.opts.Selection, host)
+}
+
+// Cap returns the safety cap of host, if --host-safety sets one.
+func (f *Fleet) Cap(host string) (string, bool) { return f.opts.Safety.Cap(host) }
+
+// Runner returns the runner for host: local execution for LocalHost, the
+// host's pooled SSH runner otherwise.
+func (f *Fleet) Runner(ctx context.Context, host string) (transport.Runner, error) {
+	if err := f.checkHost(host); err != nil {
+		return nil, err
+	}
+	if host == LocalHost {
+		return f.local, nil
+	}
+	r, err := f.remote(ctx, host)
+	if err != nil {
+		return nil, err
+	}
+	return &recordingRunner{f: f, r: r}, nil
+}
+
+func (f *Fleet) remote(ctx context.Context, host string) (*remote, error) {
+	f.mu.Lock()
+	if f.closed {
+		f.mu.Unlock()
+		return nil, errors.New("fleet: closed")
+	}
+	r := f.remotes[host]
+	if r == nil {
+		r = &remote{alias: host}
+		f.remotes[host] = r
+	}
+	f.mu.Unlock()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.ssh != nil {
+		return r, nil
+	}
+	res, err := f.opts.Inventory.Resolve(ctx, host)
+	if err != nil {
+		return nil, fmt.Errorf("resolve ssh_config: %w", err)
+	}
+	cfg, err := res.SSHConfigContext(ctx, f.opts.Inventory)
+	if err != nil {
+		return nil, err
+	}
+	r.resolved, r.cfg = &res, cfg
+	r.ssh = transport.NewSSH(cfg, f.opts.SSH)
+	return r, nil
+}
+
+// recordingRunner runs on a remote host and persists state transitions
+// (first connect, connection errors) to the state store.
+type recordingRunner struct {
+	f *Fleet
+	r *remote
+}
+
+func (rr *recordingRunner) Run(ctx context.Context, argv []string, stdin []byte) (transport.Result, error) {
+	res, err := rr.r.ssh.Run(ctx, argv, stdin)
+	rr.f.note(ctx, rr.r, err)
+	return res, err
+}
+
+// note records a connect or a connection failure once per transition.
+func (f *Fleet) note(ctx context.Context, r *remote, err error) {
+	st := r.ssh.Status()
+	r.stateMu.Lock()
+	was := r.connected
+	now := st.State == transport.SSHConnected
+	r.connected = now
+	r.stateMu.Unlock()
+	if now && !was {
+		vctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		if res, verr := r.ssh.Run(vctx, []string{"tmux", "-V"}, nil); verr == nil && res.ExitCode == 0 {
+			r.stateMu.Lock()
+			r.tmuxVersion = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(string(res.Stdout)), "tmux "))
+			r.stateMu.Unlock()
+		}
+		cancel()
+	}
+	if f.opts.State == nil || was == now {
+		return
+	}
+	hs := store.HostState{Host: r.alias, State: string(st.State), RTT: st.RTT}
+	if now {
+		hs.LastConnect = time.Now().UTC()
+		r.stateMu.Lock()
+		hs.TmuxVersion = r.tmuxVersion
+		r.stateMu.Unlock()
+	} else if st.LastError != nil {
+		hs.LastError = st.LastError.Error()
+		hs.LastErrorTime = st.LastErrorAt.UTC()
+	} else if err != nil {
+		hs.LastError = err.Error()
+		hs.LastErrorTime = time.Now().UTC()
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+	defer cancel()
+	if perr := f.opts.State.PutHostState(sctx, hs); perr != nil {
+		f.log.Debug("host state not saved", "host", r.alias, "error", perr)
+	}
+}
+
+// HostInfo describes one host for list_hosts and `fleetmux hosts`.
+type HostInfo struct {
+	Host        string
+	HostName    string
+	Port        int
+	User        string
+	Cap         string // --host-safety cap, "" for none
+	State       string // connected, idle, unreachable, local
+	TmuxVersion string
+	LastError   string
+	LastErrorAt time.Time
+	LastConnect time.Time
+	RTT         time.Duration
+}
+
+// Statuses reports every usable host, merging live connection state
+// with what the state store remembers from earlier runs. It does no
+// network I/O.
+func (f *Fleet) Statuses(ctx context.Context) []HostInfo {
+	var persisted map[string]store.HostState
+	if f.opts.State != nil {
+		persisted, _ = f.opts.State.HostStates(ctx)
+	}
+	var out []HostInfo
+	for _, h := range f.Hosts() {
+		hi := HostInfo{Host: h}
+		hi.Cap, _ = f.Cap(h)
+		if h == LocalHost {
+			hi.State = "local"
+			out = append(out, hi)
+			continue
+		}
+		if p, ok := persisted[h]; ok {
+			hi.State = p.State
+			hi.TmuxVersion = p.TmuxVersion
+			hi.LastError = p.LastError
+			hi.LastErrorAt = p.LastErrorTime
+			hi.LastConnect = p.LastConnect
+			hi.RTT = p.RTT
+		}
+		if res, err := f.opts.Inventory.Resolve(ctx, h); err == nil {
+			hi.HostName, hi.User = res.HostName, res.User
+			hi.Port, _ = strconv.Atoi(res.Port)
+		} else {
+			hi.LastError = err.Error()
+		}
+		f.mu.Lock()
+		r := f.remotes[h]
+		f.mu.Unlock()
+		if r != nil && r.ssh != nil {
+			st := r.ssh.Status()
+			hi.State = string(st.State)
+			if st.RTT > 0 {
+				hi.RTT = st.RTT
+			}
+			if st.LastError != nil {
+				hi.LastError = st.LastError.Error()
+				hi.LastErrorAt = st.LastErrorAt
+			}
+			if !st.ConnectedSince.IsZero() {
+				hi.LastConnect = st.ConnectedSince
+			}
+			r.stateMu.Lock()
+			if r.tmuxVersion != "" {
+				hi.TmuxVersion = r.tmuxVersion
+			}
+			r.stateMu.Unlock()
+		}
+		if hi.State == "" {
+			hi.State = string(transport.SSHIdle)
+		}
+		out = append(out, hi)
+	}
+	return out
+}
+
+// Check connects to host, runs `tmux -V` and records the result. It
+// returns the tmux version and the round-trip time of that command.
+func (f *Fleet) Check(ctx context.Context, host, tmuxBin string) (string, time.Duration, error) {
+	r, err := f.Runner(ctx, host)
+	if err != nil {
+		return "", 0, err
+	}
+	if tmuxBin == "" {
+		tmuxBin = "tmux"
+	}
+	t0 := time.Now()
+	res, err := r.Run(ctx, []string{tmuxBin, "-V"}, nil)
+	rtt := time.Since(t0)
+	if err != nil {
+		return "", 0, err
+	}
+	if res.ExitCode != 0 {
+		return "", rtt, fmt.Errorf("%s -V: exit %d: %s", tmuxBin, res.ExitCode, strings.TrimSpace(string(res.Stderr)))
+	}
+	version := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(string(res.Stdout)), "tmux "))
+	if host != LocalHost {
+		f.mu.Lock()
+		rm := f.remotes[host]
+		f.mu.Unlock()
+		if rm != nil {
+			rm.stateMu.Lock()
+			rm.tmuxVersion = version
+			rm.stateMu.Unlock()
+		}
+		if f.opts.State != nil {
+			_ = f.opts.State.PutHostState(ctx, store.HostState{Host: host, TmuxVersion: version, RTT: rtt, State: string(transport.SSHConnected), LastConnect: time.Now().UTC()})
+		}
+	}
+	return version, rtt, nil
+}
+
+// Close closes every SSH runner and waits for their goroutines.
+func (f *Fleet) Close() error {
+	f.mu.Lock()
+	f.closed = true
+	rs := make([]*remote, 0, len(f.remotes))
+	for _, r := range f.remotes {
+		rs = append(rs, r)
+	}
+	f.mu.Unlock()
+	for _, r := range rs {
+		r.mu.Lock()
+		if r.ssh != nil {
+			_ = r.ssh.Close()
+		}
+		r.mu.Unlock()
+	}
+	return nil
+}
