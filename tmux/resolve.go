@@ -92,33 +92,65 @@ type WindowTarget struct {
 }
 
 // ResolveWindow applies the anchor's window rule: window_id server-wide;
-// else the session, then window_index in it, else its first window.
+// else the session, then window_index in it, else its first window. It
+// costs one tmux call (list-windows -a, filtered here with exact matches).
 func (s *Server) ResolveWindow(ctx context.Context, t WindowTarget) (Attrs, error) {
 	if t.WindowID != nil {
 		return s.WindowByID(ctx, *t.WindowID)
 	}
-	sess, err := s.ResolveSession(ctx, t.SessionName, t.SessionID)
+	rows, err := s.Windows(ctx, "")
 	if err != nil {
 		return nil, err
 	}
-	rows, err := s.Windows(ctx, sess["session_id"])
+	rows, err = sessionRows(rows, t.SessionName, t.SessionID)
 	if err != nil {
 		return nil, err
 	}
-	if t.WindowIndex != nil {
-		r, err := lookup(rows, "window_index", *t.WindowIndex)
-		if err != nil {
-			return nil, err
+	return pickWindow(rows, t.WindowIndex)
+}
+
+// sessionRows keeps the rows of the session named by id or name (id
+// wins); with neither, the rows of the first listed session.
+func sessionRows(rows []Attrs, name, id *string) ([]Attrs, error) {
+	key, val := "", ""
+	switch {
+	case id != nil:
+		key, val = "session_id", *id
+	case name != nil:
+		key, val = "session_name", *name
+	default:
+		if len(rows) == 0 {
+			return nil, &NotFoundError{Key: "session", ID: "(any)", ListCmd: "list-sessions"}
 		}
-		if r == nil {
-			return nil, &NotFoundError{Key: "window_index", ID: *t.WindowIndex, ListCmd: "list-windows"}
+		key, val = "session_id", rows[0]["session_id"]
+	}
+	var out []Attrs
+	for _, r := range rows {
+		if r[key] == val {
+			out = append(out, r)
 		}
-		return r, nil
 	}
-	if len(rows) == 0 {
-		return nil, &NoWindowsError{}
+	if len(out) == 0 {
+		return nil, &NotFoundError{Key: key, ID: val, ListCmd: "list-sessions"}
 	}
-	return rows[0], nil
+	return out, nil
+}
+
+// pickWindow selects window_index among one session's rows (window rows,
+// or pane rows which carry window_index), else the first window.
+func pickWindow(rows []Attrs, index *string) (Attrs, error) {
+	if index == nil {
+		if len(rows) == 0 {
+			return nil, &NoWindowsError{}
+		}
+		return rows[0], nil
+	}
+	for _, r := range rows {
+		if r["window_index"] == *index {
+			return r, nil
+		}
+	}
+	return nil, &NotFoundError{Key: "window_index", ID: *index, ListCmd: "list-windows"}
 }
 
 // PaneByID finds a pane server-wide by id ("%3").
@@ -143,21 +175,49 @@ type PaneTarget struct {
 }
 
 // ResolvePane applies the anchor's pane rule: pane_id server-wide; else a
-// window (WindowTarget rules) and its first pane.
+// window (WindowTarget rules) and its first pane. It costs one tmux call:
+// list-panes -a lists every pane with its window and session, in session,
+// window index and pane index order.
 func (s *Server) ResolvePane(ctx context.Context, t PaneTarget) (Attrs, error) {
 	if t.PaneID != nil {
 		return s.PaneByID(ctx, *t.PaneID)
 	}
-	w, err := s.ResolveWindow(ctx, WindowTarget{WindowID: t.WindowID, WindowIndex: t.WindowIndex, SessionName: t.SessionName, SessionID: t.SessionID})
+	rows, err := s.Panes(ctx, PanesAll, "")
 	if err != nil {
 		return nil, err
 	}
-	rows, err := s.Panes(ctx, PanesWindow, w["window_id"])
-	if err != nil {
-		return nil, err
+	var win []Attrs
+	if t.WindowID != nil {
+		sessions := map[string]bool{}
+		for _, r := range rows {
+			if r["window_id"] == *t.WindowID {
+				sessions[r["session_id"]] = true
+				win = append(win, r)
+			}
+		}
+		if len(sessions) == 0 {
+			return nil, &NotFoundError{Key: "window_id", ID: *t.WindowID, ListCmd: "list-windows"}
+		}
+		if len(sessions) > 1 {
+			return nil, &AmbiguousError{Count: len(sessions), Key: "window_id", Value: *t.WindowID}
+		}
+	} else {
+		srows, err := sessionRows(rows, t.SessionName, t.SessionID)
+		if err != nil {
+			return nil, err
+		}
+		w, err := pickWindow(srows, t.WindowIndex)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range srows {
+			if r["window_id"] == w["window_id"] {
+				win = append(win, r)
+			}
+		}
 	}
-	if len(rows) == 0 {
+	if len(win) == 0 {
 		return nil, &PaneNotFoundError{}
 	}
-	return rows[0], nil
+	return win[0], nil
 }

@@ -1,0 +1,280 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/fleetmux/fleetmux/fleet"
+	"github.com/fleetmux/fleetmux/mcp"
+	"github.com/fleetmux/fleetmux/transport"
+)
+
+func init() { subcommands["bench"] = runBench }
+
+const benchUsage = `usage: fleetmux bench [--hosts PATTERNS] [--host H] [--n N] [--json]
+
+Measures tool-call latency (p50/p90) through the full MCP layer for
+list_sessions, capture_pane and send_keys on each path:
+
+  local         tmux on this machine
+  ssh-command   the remote host, a new SSH session per command
+  ssh-channel   the remote host, fleetmux's long-lived command channels
+  openssh-cm    the remote host via the ssh client with ControlMaster
+  fanout        list_sessions with host "*" over every selected host
+
+Each figure is also given as a ratio to the local figure of the same run.
+A private tmux socket (fleetmux-bench-PID) is used and killed afterwards.
+`
+
+type benchRow struct {
+	Path  string  `json:"path"`
+	Tool  string  `json:"tool"`
+	Host  string  `json:"host,omitempty"`
+	N     int     `json:"n"`
+	P50ms float64 `json:"p50_ms"`
+	P90ms float64 `json:"p90_ms"`
+	Ratio float64 `json:"ratio_to_local_p50"`
+}
+
+func runBench(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("fleetmux bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	hosts := fs.String("hosts", os.Getenv("FLEETMUX_HOSTS"), "remote hosts to measure (globs over ssh_config aliases)")
+	sshConfig := fs.String("ssh-config", os.Getenv("FLEETMUX_SSH_CONFIG"), "ssh_config file")
+	host := fs.String("host", "", "host for the per-host paths (default: the first selected host)")
+	n := fs.Int("n", 50, "calls per tool and path")
+	asJSON := fs.Bool("json", false, "print JSON")
+	fs.Usage = func() { fmt.Fprint(fs.Output(), benchUsage); fs.PrintDefaults() }
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if *n < 1 {
+		fmt.Fprintln(stderr, "fleetmux bench: --n must be at least 1")
+		return 2
+	}
+	socket := fmt.Sprintf("fleetmux-bench-%d", os.Getpid())
+	ctx := context.Background()
+	paths := []benchPath{{name: "local", host: mcp.LocalHost, backend: mcp.StaticBackend(map[string]transport.Runner{mcp.LocalHost: transport.NewLocal()})}}
+	var closers []func()
+	defer func() {
+		for _, c := range closers {
+			c()
+		}
+	}()
+	if *hosts != "" {
+		sel, err := fleet.ParseSelection(*hosts)
+		if err != nil {
+			fmt.Fprintf(stderr, "fleetmux bench: %v\n", err)
+			return 2
+		}
+		inv, err := fleet.LoadInventory(fleet.InventoryOptions{UserConfig: *sshConfig})
+		if err != nil {
+			fmt.Fprintf(stderr, "fleetmux bench: %v\n", err)
+			return 1
+		}
+		selected := inv.Select(sel)
+		if len(selected) == 0 {
+			fmt.Fprintf(stderr, "fleetmux bench: --hosts %q matches no host\n", *hosts)
+			return 1
+		}
+		target := selected[0]
+		if *host != "" {
+			target = *host
+		}
+		cfgs := map[string]*transport.SSHConfig{}
+		for _, h := range selected {
+			res, err := inv.Resolve(ctx, h)
+			if err != nil {
+				fmt.Fprintf(stderr, "fleetmux bench: %s: %v\n", h, err)
+				return 1
+			}
+			cfg, err := res.SSHConfigContext(ctx, inv)
+			if err != nil {
+				fmt.Fprintf(stderr, "fleetmux bench: %s: %v\n", h, err)
+				return 1
+			}
+			cfgs[h] = cfg
+		}
+		if cfgs[target] == nil {
+			fmt.Fprintf(stderr, "fleetmux bench: --host %q is not selected\n", target)
+			return 2
+		}
+		perCmd := transport.NewSSH(cfgs[target], transport.SSHOptions{PerCommand: true})
+		channel := transport.NewSSH(cfgs[target], transport.SSHOptions{})
+		closers = append(closers, func() { perCmd.Close() }, func() { channel.Close() })
+		paths = append(paths,
+			benchPath{name: "ssh-command", host: target, backend: mcp.StaticBackend(map[string]transport.Runner{target: perCmd})},
+			benchPath{name: "ssh-channel", host: target, backend: mcp.StaticBackend(map[string]transport.Runner{target: channel}), cold: true},
+		)
+		if _, err := exec.LookPath("ssh"); err == nil {
+			dir, err := os.MkdirTemp("", "fleetmux-bench")
+			if err == nil {
+				osh := transport.NewOpenSSH(target, *sshConfig, filepath.Join(dir, "cm"))
+				closers = append(closers, func() { osh.Close(); os.RemoveAll(dir) })
+				paths = append(paths, benchPath{name: "openssh-cm", host: target, backend: mcp.StaticBackend(map[string]transport.Runner{target: osh})})
+			}
+		}
+		if len(selected) > 1 {
+			runners := map[string]transport.Runner{}
+			for _, h := range selected {
+				r := transport.NewSSH(cfgs[h], transport.SSHOptions{})
+				closers = append(closers, func() { r.Close() })
+				runners[h] = r
+			}
+			paths = append(paths, benchPath{name: "fanout", host: "*", backend: mcp.StaticBackend(runners), fanout: selected})
+		}
+	}
+	var rows []benchRow
+	local := map[string]float64{}
+	for _, p := range paths {
+		prs, err := p.measure(ctx, socket, *n)
+		if err != nil {
+			fmt.Fprintf(stderr, "fleetmux bench: %s: %v\n", p.name, err)
+			return 1
+		}
+		for _, r := range prs {
+			if p.name == "local" {
+				local[r.Tool] = r.P50ms
+			}
+			base := local[r.Tool]
+			if r.Tool == "cold-first-call" || r.Tool == "list_sessions(*)" {
+				base = local["list_sessions"]
+			}
+			if base > 0 {
+				r.Ratio = r.P50ms / base
+			}
+			rows = append(rows, r)
+		}
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(rows)
+		return 0
+	}
+	fmt.Fprintf(stdout, "%-12s %-18s %-12s %5s %9s %9s %8s\n", "PATH", "TOOL", "HOST", "N", "P50 ms", "P90 ms", "×LOCAL")
+	for _, r := range rows {
+		fmt.Fprintf(stdout, "%-12s %-18s %-12s %5d %9.2f %9.2f %8.2f\n", r.Path, r.Tool, r.Host, r.N, r.P50ms, r.P90ms, r.Ratio)
+	}
+	return 0
+}
+
+type benchPath struct {
+	name    string
+	host    string
+	backend mcp.Backend
+	fanout  []string
+	cold    bool
+}
+
+func (p benchPath) measure(ctx context.Context, socket string, n int) ([]benchRow, error) {
+	getenv := func(k string) string {
+		switch k {
+		case "LIBTMUX_SOCKET":
+			return socket
+		case "TMUX", "TMUX_PANE", "LIBTMUX_SOCKET_PATH":
+			return ""
+		}
+		return os.Getenv(k)
+	}
+	srv, err := mcp.New(mcp.Options{Settings: mcp.Settings{Safety: mcp.TierDestructive, SuppressHistory: true, WaitMax: 30}, Backend: p.backend, Getenv: getenv})
+	if err != nil {
+		return nil, err
+	}
+	cs, done, err := srv.InProcess(ctx, "fleetmux-bench")
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	hosts := []string{p.host}
+	if p.fanout != nil {
+		hosts = p.fanout
+	}
+	call := func(name string, a map[string]any, host string) (time.Duration, error) {
+		args := map[string]any{}
+		for k, v := range a {
+			args[k] = v
+		}
+		if p.backend.Fleet() {
+			args["host"] = host
+		}
+		t0 := time.Now()
+		res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: args})
+		d := time.Since(t0)
+		if err != nil {
+			return d, err
+		}
+		if res.IsError {
+			return d, fmt.Errorf("%s: %v", name, res.Content)
+		}
+		return d, nil
+	}
+	var rows []benchRow
+	if p.cold {
+		d, err := call("list_sessions", nil, p.host)
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, benchRow{Path: p.name, Tool: "cold-first-call", Host: p.host, N: 1, P50ms: ms(d), P90ms: ms(d)})
+	}
+	for _, h := range hosts {
+		if _, err := call("create_session", map[string]any{"session_name": "bench"}, h); err != nil {
+			return nil, err
+		}
+	}
+	defer func() {
+		for _, h := range hosts {
+			_, _ = call("kill_server", nil, h)
+		}
+	}()
+	tools := []struct {
+		name string
+		args map[string]any
+	}{
+		{"list_sessions", nil},
+		{"capture_pane", map[string]any{"session_name": "bench"}},
+		{"send_keys", map[string]any{"session_name": "bench", "keys": "C-u", "enter": false}},
+	}
+	if p.fanout != nil {
+		tools = tools[:1]
+	}
+	for _, tl := range tools {
+		host := p.host
+		name := tl.name
+		if p.fanout != nil {
+			name = "list_sessions(*)"
+		}
+		for i := 0; i < 3; i++ {
+			if _, err := call(tl.name, tl.args, host); err != nil {
+				return nil, err
+			}
+		}
+		ds := make([]time.Duration, 0, n)
+		for i := 0; i < n; i++ {
+			d, err := call(tl.name, tl.args, host)
+			if err != nil {
+				return nil, err
+			}
+			ds = append(ds, d)
+		}
+		sort.Slice(ds, func(a, b int) bool { return ds[a] < ds[b] })
+		rows = append(rows, benchRow{Path: p.name, Tool: name, Host: host, N: n, P50ms: ms(ds[len(ds)/2]), P90ms: ms(ds[len(ds)*9/10])})
+	}
+	return rows, nil
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
