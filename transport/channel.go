@@ -1,0 +1,429 @@
+package transport
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/crypto/ssh"
+)
+
+// Command channels: the fast path of SSH.Run.
+//
+// A per-command session makes sshd start the user's login shell for every
+// command, and the shell reads its rc files (100 ms and more with pyenv,
+// nvm or conda). A command channel is one session running a small POSIX sh
+// loop (channelLoop) that reads requests on stdin and runs each argv with
+// fork+exec: the login shell starts once per channel, not once per command.
+//
+// Protocol, per channel. The client first sends a line holding a random
+// marker M (128 bits, sent on stdin so it never appears in any process's
+// argv or environment); the loop answers "M r\n" on stdout and on stderr,
+// after whatever the rc files printed, which the client discards. Then, per
+// request:
+//
+//	client → loop:  "SEQ N K\n", N lines of the QuoteArgv command line
+//	                (split at its newlines), K lines of stdin escaped for
+//	                printf(1) (\ooo for every byte but printable ASCII)
+//	loop → stdout:  "M SEQ +\n" (the command may now run), its stdout,
+//	                "M SEQ STATUS\n"
+//	loop → stderr:  its stderr, "M SEQ\n"
+//
+// The loop keeps the channel's stdin on fd 3 and runs the command in the
+// background with fd 3 closed and stdin from /dev/null (or from printf when
+// there is stdin); meanwhile a watcher reads fd 3, which is silent while a
+// command runs: when it sees EOF (the client closed the channel, for
+// instance because the caller's context ended), it kills the command, so a
+// blocking `tmux wait-for` does not hold a server session slot forever.
+// The loop contains no quote, backslash or newline, so any login shell can
+// start it.
+const channelLoop = `exec 3<&0 </dev/null; IFS= read -r M <&3 || exit 0; nl=$(echo; echo x); nl=${nl%x}; ` +
+	`echo "$M r"; echo "$M r" >&2; ` +
+	`while IFS= read -r h <&3; do s=${h%% *}; r=${h#* }; n=${r%% *}; m=${r#* }; ` +
+	`c=; i=0; while [ $i -lt $n ]; do IFS= read -r l <&3 || exit 0; if [ $i -eq 0 ]; then c=$l; else c=$c$nl$l; fi; i=$((i+1)); done; ` +
+	`f=; i=0; while [ $i -lt $m ]; do IFS= read -r l <&3 || exit 0; f=$f$l; i=$((i+1)); done; ` +
+	`echo "$M $s +"; ` +
+	`if [ $m -gt 0 ]; then printf "$f" | (eval "exec $c") 3<&- & else (eval "exec $c") 3<&- & fi; p=$!; ` +
+	`{ IFS= read -r x <&3; kill -9 $p; } 2>/dev/null & w=$!; ` +
+	`wait $p 2>/dev/null; st=$?; kill -9 $w 2>/dev/null; wait $w 2>/dev/null; ` +
+	`echo "$M $s $st"; echo "$M $s" >&2; done`
+
+// maxChannelStdin is the largest stdin sent through a command channel
+// (the loop reads it a byte at a time); larger stdin takes a per-command
+// session.
+const maxChannelStdin = 64 << 10
+
+// errChannelStart marks a channel whose loop did not come up although the
+// session opened: the host cannot run it, so the connection stops trying.
+var errChannelStart = errors.New("command channel did not start")
+
+// channelCommand is the command line that starts the loop.
+func channelCommand() string {
+	line, err := QuoteArgv([]string{"sh", "-c", channelLoop})
+	if err != nil {
+		panic(err)
+	}
+	return "exec " + line
+}
+
+// encodeRequest frames one request for channelLoop.
+func encodeRequest(seq int, line string, stdin []byte) []byte {
+	cmd := strings.Split(line, "\n")
+	in := printfLines(stdin)
+	var b bytes.Buffer
+	b.Grow(len(line) + 4*len(stdin) + 32)
+	fmt.Fprintf(&b, "%d %d %d\n", seq, len(cmd), len(in))
+	for _, l := range cmd {
+		b.WriteString(l)
+		b.WriteByte('\n')
+	}
+	for _, l := range in {
+		b.WriteString(l)
+		b.WriteByte('\n')
+	}
+	return b.Bytes()
+}
+
+// printfLines encodes data as printf(1) format text, in lines of at most
+// about 4 KiB: printable ASCII stays as is, every other byte (and \, %, and
+// a leading -, which printf could take for an option) becomes \ooo.
+func printfLines(data []byte) []string {
+	const maxLine = 4096
+	var out []string
+	var b strings.Builder
+	for i, c := range data {
+		if c >= 0x20 && c < 0x7f && c != '\\' && c != '%' && !(i == 0 && c == '-') {
+			b.WriteByte(c)
+		} else {
+			fmt.Fprintf(&b, `\%03o`, c)
+		}
+		if b.Len() >= maxLine {
+			out = append(out, b.String())
+			b.Reset()
+		}
+	}
+	if b.Len() > 0 {
+		out = append(out, b.String())
+	}
+	return out
+}
+
+// frame is what a reader saw up to one marker line: the bytes before the
+// marker and the rest of the marker line (without "M " and "\n").
+type frame struct {
+	data    []byte
+	trailer string
+}
+
+// cmdChannel is one running channelLoop.
+type cmdChannel struct {
+	conn   *sshConn
+	ch     ssh.Channel
+	sess   *rawSession
+	marker []byte
+	seq    int
+
+	out  chan frame // stdout frames
+	errs chan frame // stderr frames
+
+	dead     chan struct{}
+	deadOnce sync.Once
+	deadErr  error
+}
+
+func (cc *cmdChannel) isDead() bool {
+	select {
+	case <-cc.dead:
+		return true
+	default:
+		return false
+	}
+}
+
+// fail marks the channel broken and closes it (idempotent). Closing the
+// session closes the loop's stdin: the loop kills a running command and
+// exits.
+func (cc *cmdChannel) fail(err error) {
+	cc.deadOnce.Do(func() {
+		cc.deadErr = err
+		close(cc.dead)
+		cc.ch.Close()
+		cc.conn.channelGone(cc)
+	})
+}
+
+func (cc *cmdChannel) close(err error) { cc.fail(err) }
+
+// readFrames splits r at marker lines and delivers the frames until the
+// stream ends or the channel dies.
+func (cc *cmdChannel) readFrames(r io.Reader, dst chan<- frame) {
+	var buf []byte
+	chunk := make([]byte, 32<<10)
+	from := 0 // where to resume looking for the marker
+	for {
+		for {
+			i := bytes.Index(buf[from:], cc.marker)
+			if i < 0 {
+				from = max(0, len(buf)-len(cc.marker)+1)
+				break
+			}
+			i += from
+			rest := buf[i+len(cc.marker):]
+			j := bytes.IndexByte(rest, '\n')
+			if j < 0 {
+				from = i
+				break
+			}
+			f := frame{data: buf[:i:i], trailer: strings.TrimPrefix(string(rest[:j]), " ")}
+			buf = append([]byte(nil), rest[j+1:]...)
+			from = 0
+			select {
+			case dst <- f:
+			case <-cc.dead:
+				return
+			}
+		}
+		n, err := r.Read(chunk)
+		buf = append(buf, chunk[:n]...)
+		if err != nil {
+			if err == io.EOF {
+				err = errors.New("remote command loop closed its output")
+			}
+			cc.fail(err)
+			return
+		}
+	}
+}
+
+// startChannel opens a session and starts channelLoop in it. The caller
+// holds a session slot for it and has counted it in nchan; on failure both
+// are given back here.
+func (c *sshConn) startChannel(ctx context.Context) (*cmdChannel, error) {
+	sch, reqs, err := c.openSession(ctx)
+	if err != nil {
+		c.pmu.Lock()
+		c.nchan--
+		c.pmu.Unlock()
+		c.releaseSlot()
+		return nil, err
+	}
+	return c.startLoop(ctx, sch, reqs)
+}
+
+// startLoop starts channelLoop on an open session channel and waits until
+// it is ready.
+func (c *sshConn) startLoop(ctx context.Context, sch ssh.Channel, reqs <-chan *ssh.Request) (*cmdChannel, error) {
+	m := make([]byte, 16)
+	rand.Read(m)
+	cc := &cmdChannel{
+		conn:   c,
+		ch:     sch,
+		sess:   newRawSession(sch, reqs),
+		marker: []byte(hex.EncodeToString(m)),
+		out:    make(chan frame),
+		errs:   make(chan frame),
+		dead:   make(chan struct{}),
+	}
+	ok := c.s.spawn(func() { cc.readFrames(sch, cc.out) }) &&
+		c.s.spawn(func() { cc.readFrames(sch.Stderr(), cc.errs) }) &&
+		c.s.spawn(func() {
+			select {
+			case <-cc.sess.exited:
+				cc.fail(errors.New("remote command loop exited"))
+			case <-cc.dead:
+			}
+		})
+	if !ok {
+		cc.fail(ErrClosed)
+		return nil, ErrClosed
+	}
+	stop := context.AfterFunc(ctx, func() { cc.fail(ctx.Err()) })
+	defer stop()
+	timer := time.NewTimer(connectTimeout(&c.s.cfg))
+	defer timer.Stop()
+
+	started, err := sch.SendRequest("exec", true, ssh.Marshal(struct{ Command string }{channelCommand()}))
+	if err == nil && !started {
+		err = errors.New("server refused to start it")
+	}
+	if err == nil {
+		_, err = sch.Write(append(cc.marker, '\n'))
+	}
+	for ready := 0; err == nil && ready < 2; {
+		select {
+		case f := <-cc.out:
+			if f.trailer == "r" {
+				ready++
+			}
+		case f := <-cc.errs:
+			if f.trailer == "r" {
+				ready++
+			}
+		case <-cc.dead:
+			err = cc.deadErr
+		case <-timer.C:
+			err = fmt.Errorf("no answer within %s", connectTimeout(&c.s.cfg))
+		}
+	}
+	if err != nil {
+		cc.fail(err)
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if c.isDead() {
+			return nil, c.deadErr()
+		}
+		return nil, fmt.Errorf("%w: %w", errChannelStart, err)
+	}
+	return cc, nil
+}
+
+// run runs one command line on the channel. started is false only when
+// the loop provably did not begin the command (no acknowledgement).
+func (cc *cmdChannel) run(ctx context.Context, line string, stdin []byte) (Result, bool, error) {
+	cc.seq++
+	seq := strconv.Itoa(cc.seq)
+	stop := context.AfterFunc(ctx, func() { cc.fail(ctx.Err()) })
+	defer stop()
+	if _, err := cc.ch.Write(encodeRequest(cc.seq, line, stdin)); err != nil {
+		cc.fail(err)
+		return Result{}, false, fmt.Errorf("command channel: %w", err)
+	}
+	var res Result
+	started, acked, gotOut, gotErr := false, false, false, false
+	protocolErr := func(what string, f frame) (Result, bool, error) {
+		err := fmt.Errorf("command channel: unexpected %s frame %q for request %s", what, f.trailer, seq)
+		cc.fail(err)
+		return res, started, err
+	}
+	for !gotOut || !gotErr {
+		select {
+		case f := <-cc.out:
+			if !acked {
+				if f.trailer != seq+" +" {
+					return protocolErr("stdout", f)
+				}
+				started, acked = true, true
+				continue
+			}
+			st, ok := strings.CutPrefix(f.trailer, seq+" ")
+			code, err := strconv.Atoi(st)
+			if !ok || err != nil {
+				return protocolErr("stdout", f)
+			}
+			res.Stdout, res.ExitCode, gotOut = f.data, code, true
+		case f := <-cc.errs:
+			if f.trailer != seq {
+				return protocolErr("stderr", f)
+			}
+			res.Stderr, gotErr, started = f.data, true, true
+		case <-cc.dead:
+			if ctx.Err() != nil {
+				return res, started, ctx.Err()
+			}
+			return res, started, fmt.Errorf("command channel: %w", cc.deadErr)
+		}
+	}
+	return res, true, nil
+}
+
+// acquire returns an idle command channel, starts a new one while the pool
+// is below MaxChannels, or, when the pool is full and busy (or channels do
+// not work on this host), takes a session slot for the per-command path and
+// returns nil. A call never waits for a busy channel while a session slot
+// is free, so a blocking command does not stall the others.
+func (c *sshConn) acquire(ctx context.Context) (*cmdChannel, error) {
+	for {
+		if c.isDead() {
+			return nil, c.deadErr()
+		}
+		c.pmu.Lock()
+		if n := len(c.idle); n > 0 {
+			cc := c.idle[n-1]
+			c.idle = c.idle[:n-1]
+			c.pmu.Unlock()
+			return cc, nil
+		}
+		wake := c.changed
+		if !c.noChannels && c.nchan < c.s.opts.MaxChannels {
+			select {
+			case c.sem <- struct{}{}:
+				c.nchan++
+				c.pmu.Unlock()
+				cc, err := c.startChannel(ctx)
+				if err == nil {
+					return cc, nil
+				}
+				if !errors.Is(err, errChannelStart) {
+					return nil, err
+				}
+				c.pmu.Lock()
+				if !c.noChannels {
+					c.noChannels = true
+					c.s.log.Warn("command channels unavailable; using a session per command", "err", err)
+				}
+				c.pmu.Unlock()
+				continue
+			default:
+			}
+		} else {
+			select {
+			case c.sem <- struct{}{}:
+				c.pmu.Unlock()
+				return nil, nil
+			default:
+			}
+		}
+		c.pmu.Unlock()
+		select {
+		case <-wake:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-c.done:
+		}
+	}
+}
+
+// put returns a channel to the idle pool after a call.
+func (c *sshConn) put(cc *cmdChannel) {
+	if cc.isDead() {
+		return
+	}
+	c.pmu.Lock()
+	if c.isDead() {
+		c.pmu.Unlock()
+		cc.fail(c.err)
+		return
+	}
+	c.idle = append(c.idle, cc)
+	c.broadcastLocked()
+	c.pmu.Unlock()
+}
+
+// channelGone forgets a dead channel and frees its session slot.
+func (c *sshConn) channelGone(cc *cmdChannel) {
+	c.pmu.Lock()
+	for i, x := range c.idle {
+		if x == cc {
+			c.idle = append(c.idle[:i], c.idle[i+1:]...)
+			break
+		}
+	}
+	c.nchan--
+	c.pmu.Unlock()
+	c.releaseSlot()
+}
+
+func (c *sshConn) channelCount() int {
+	c.pmu.Lock()
+	defer c.pmu.Unlock()
+	return c.nchan
+}
