@@ -117,7 +117,7 @@ func toolSendKeys(ctx context.Context, c *Call) (any, error) {
 		args = append(args, "-l")
 	}
 	// tmux's verdict is not checked, as in the anchor (§9.10).
-	if _, err := srv.Run(ctx, append(args, text)...); err != nil {
+	if _, err := srv.Run(ctx, append(args, tmux.Literal(text))...); err != nil {
 		return nil, err
 	}
 	if c.Bool("enter") {

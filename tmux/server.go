@@ -52,7 +52,30 @@ func (s *Server) Argv(args ...string) []string {
 	argv := make([]string, 0, len(p)+1+len(args))
 	argv = append(argv, p[0], "-u")
 	argv = append(argv, p[1:]...)
-	return append(argv, args...)
+	for _, a := range args {
+		argv = append(argv, EscapeArg(a))
+	}
+	return argv
+}
+
+// EscapeArg protects an argument from tmux's command-line parser, which
+// treats a trailing ';' as a command separator ("echo a;" would arrive as
+// "echo a"). A lone ";" is left alone: it is the separator callers use on
+// purpose (clear_pane chains two commands).
+func EscapeArg(a string) string {
+	if len(a) > 1 && a[len(a)-1] == ';' {
+		return a[:len(a)-1] + `\;`
+	}
+	return a
+}
+
+// Literal is EscapeArg for a value that must never act as a separator,
+// not even a lone ";".
+func Literal(a string) string {
+	if a == ";" {
+		return `\;`
+	}
+	return a
 }
 
 // Output is what one tmux command printed.
