@@ -41,8 +41,14 @@ import (
 // background with fd 3 closed and stdin from /dev/null (or from printf when
 // there is stdin); meanwhile a watcher reads fd 3, which is silent while a
 // command runs: when it sees EOF (the client closed the channel, for
-// instance because the caller's context ended), it kills the command, so a
-// blocking `tmux wait-for` does not hold a server session slot forever.
+// instance because the caller's context ended), it kills the loop's whole
+// process group (sshd makes each session a new session and group; the
+// loop, the command and the command's children are in it, a tmux server
+// is not: it daemonizes), so a blocking `tmux wait-for` does not hold a
+// server session slot forever.
+// When the command ends, the loop kills the watcher with SIGKILL (a trapped
+// TERM can be lost while bash blocks in read) and reaps it with stderr
+// discarded, so no "Killed" notice reaches the command's stderr.
 // The loop contains no quote, backslash or newline, so any login shell can
 // start it.
 const channelLoop = `exec 3<&0 </dev/null; IFS= read -r M <&3 || exit 0; nl=$(echo; echo x); nl=${nl%x}; ` +
@@ -52,7 +58,7 @@ const channelLoop = `exec 3<&0 </dev/null; IFS= read -r M <&3 || exit 0; nl=$(ec
 	`f=; i=0; while [ $i -lt $m ]; do IFS= read -r l <&3 || exit 0; f=$f$l; i=$((i+1)); done; ` +
 	`echo "$M $s +"; ` +
 	`if [ $m -gt 0 ]; then printf "$f" | (eval "exec $c") 3<&- & else (eval "exec $c") 3<&- & fi; p=$!; ` +
-	`{ IFS= read -r x <&3; kill -9 $p; } 2>/dev/null & w=$!; ` +
+	`{ IFS= read -r x <&3; kill -9 0; } 2>/dev/null & w=$!; ` +
 	`wait $p 2>/dev/null; st=$?; kill -9 $w 2>/dev/null; wait $w 2>/dev/null; ` +
 	`echo "$M $s $st"; echo "$M $s" >&2; done`
 
@@ -335,12 +341,19 @@ func (cc *cmdChannel) run(ctx context.Context, line string, stdin []byte) (Resul
 	return res, true, nil
 }
 
+// overflowDelay is how long a call waits for a busy command channel before
+// it takes a per-command session instead: channels usually free up within
+// milliseconds, and a per-command session costs a login shell start; but a
+// pool full of blocking commands (tmux wait-for) must not stall the rest.
+const overflowDelay = 50 * time.Millisecond
+
 // acquire returns an idle command channel, starts a new one while the pool
-// is below MaxChannels, or, when the pool is full and busy (or channels do
-// not work on this host), takes a session slot for the per-command path and
-// returns nil. A call never waits for a busy channel while a session slot
-// is free, so a blocking command does not stall the others.
+// is below MaxChannels, or, when the pool has been full and busy for
+// overflowDelay (or channels do not work on this host), takes a session
+// slot for the per-command path and returns nil.
 func (c *sshConn) acquire(ctx context.Context) (*cmdChannel, error) {
+	start := time.Now()
+	var overflow <-chan time.Time
 	for {
 		if c.isDead() {
 			return nil, c.deadErr()
@@ -374,17 +387,20 @@ func (c *sshConn) acquire(ctx context.Context) (*cmdChannel, error) {
 				continue
 			default:
 			}
-		} else {
+		} else if wait := overflowDelay - time.Since(start); c.noChannels || wait <= 0 {
 			select {
 			case c.sem <- struct{}{}:
 				c.pmu.Unlock()
 				return nil, nil
 			default:
 			}
+		} else if overflow == nil {
+			overflow = time.After(wait)
 		}
 		c.pmu.Unlock()
 		select {
 		case <-wake:
+		case <-overflow:
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		case <-c.done:

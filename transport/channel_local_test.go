@@ -4,11 +4,15 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -80,6 +84,9 @@ func (p *procChannel) SendRequest(name string, _ bool, payload []byte) (bool, er
 		return false, err
 	}
 	cmd := exec.Command(p.shell, "-c", req.Command)
+	// sshd starts each session in a new session and process group; the
+	// loop relies on it (kill 0).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = p.inR, p.outW, p.errW
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -213,11 +220,12 @@ func TestChannelLoopCancel(t *testing.T) {
 	checkLeaks(t)
 	c := localLoopConn(t)
 	cc := startLocalLoop(t, c, "dash")
-	marker := "fleetmux-cancel-test-" + itoa(os.Getpid())
+	pids := filepath.Join(t.TempDir(), "pids")
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	_, started, err := cc.run(ctx, "'sh' '-c' 'sleep 30; : "+marker+"'", nil)
+	line, _ := QuoteArgv([]string{"sh", "-c", "sleep 30 & echo $$ $! > " + pids + "; wait"})
+	_, started, err := cc.run(ctx, line, nil)
 	if !errors.Is(err, context.DeadlineExceeded) || !started {
 		t.Fatalf("run: started=%v err=%v, want deadline exceeded after start", started, err)
 	}
@@ -227,17 +235,18 @@ func TestChannelLoopCancel(t *testing.T) {
 	if !cc.isDead() {
 		t.Error("channel still alive after a cancelled command")
 	}
-	// The watcher kills the command once the channel's stdin closes.
-	deadline := time.Now().Add(3 * time.Second)
-	for {
-		out, _ := exec.Command("pgrep", "-f", marker).Output()
-		if len(bytes.TrimSpace(out)) == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("command still running after cancel: pids %s", out)
-		}
-		time.Sleep(20 * time.Millisecond)
+	// The watcher kills the command and its children once the channel's
+	// stdin closes.
+	b, err := os.ReadFile(pids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range strings.Fields(string(b)) {
+		pid, _ := strconv.Atoi(f)
+		waitFor(t, func() bool {
+			st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+			return err != nil || strings.Contains(string(st), ") Z ") // gone, or a zombie nobody reaps
+		})
 	}
 }
 

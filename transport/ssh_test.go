@@ -330,6 +330,13 @@ func TestSSHAuth(t *testing.T) {
 		mustContain(t, err, "ssh auth: ", unauthorized)
 		cfg.IdentitiesOnly = false
 		run(t, newRunner(t, cfg, SSHOptions{}), "true")
+
+		// IdentityFile naming only a public key the agent holds.
+		pubOnly := filepath.Join(t.TempDir(), "id_agent")
+		os.WriteFile(pubOnly+".pub", ssh.MarshalAuthorizedKey(pub), 0o644)
+		cfg.IdentityFiles = []string{unauthorized, pubOnly}
+		cfg.IdentitiesOnly = true
+		run(t, newRunner(t, cfg, SSHOptions{}), "true")
 	})
 	t.Run("encrypted key", func(t *testing.T) {
 		path, signer := e.NewUserKey("locked", "secret", true)

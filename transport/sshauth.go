@@ -73,6 +73,11 @@ func newAuth(ctx context.Context, cfg *SSHConfig) (*authSetup, error) {
 	for _, path := range cfg.IdentityFiles {
 		data, err := os.ReadFile(path)
 		if errors.Is(err, os.ErrNotExist) {
+			// OpenSSH accepts a public key alone when the agent (or a
+			// token) holds the private half.
+			if pub := readPublicKey(path + ".pub"); pub != nil {
+				files = append(files, fileKey{path: path, pub: pub})
+			}
 			continue
 		}
 		if err != nil {
@@ -150,7 +155,9 @@ func newAuth(ctx context.Context, cfg *SSHConfig) (*authSetup, error) {
 			continue
 		}
 		if f.signer == nil {
-			a.notes = append(a.notes, fmt.Sprintf("identity file %s is encrypted and no ssh-agent holds its key (add it with ssh-add)", f.path))
+			if _, err := os.Stat(f.path); err == nil {
+				a.notes = append(a.notes, fmt.Sprintf("identity file %s is encrypted and no ssh-agent holds its key (add it with ssh-add)", f.path))
+			}
 			continue
 		}
 		signers = append(signers, f.signer)

@@ -344,6 +344,9 @@ func (h *Host) start() error {
 	cmd := exec.Command(SSHDPath, "-D", "-e", "-f", h.config, "-p", strconv.Itoa(h.Port))
 	cmd.Stdout = h.log
 	cmd.Stderr = h.log
+	// If the test binary dies without cleanup (timeout panic), take sshd
+	// along; its connection children end when their clients' sockets close.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		return err
 	}
@@ -599,7 +602,7 @@ func Descendants(pid int) []int {
 		if err != nil {
 			continue
 		}
-		if pp := parentPID(p); pp > 0 {
+		if pp := ParentPID(p); pp > 0 {
 			children[pp] = append(children[pp], p)
 		}
 	}
@@ -616,7 +619,8 @@ func Descendants(pid int) []int {
 	return out
 }
 
-func parentPID(pid int) int {
+// ParentPID returns the parent of pid, or 0 if pid is gone.
+func ParentPID(pid int) int {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return 0
