@@ -1,3 +1,0 @@
-package mcp
-
-func (s *Server) shutdown() {}

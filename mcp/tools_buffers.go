@@ -1,0 +1,301 @@
+package mcp
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"reflect"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/fleetmux/fleetmux/tmux"
+	"github.com/fleetmux/fleetmux/transport"
+)
+
+// Agent-owned paste buffers (BEHAVIOR.md §9.6, §10.12) and the shutdown
+// sweep that removes the ones left behind (§1.3).
+
+func init() {
+	register("load_buffer", loadBuffer)
+	register("paste_buffer", pasteBuffer)
+	register("show_buffer", showBuffer)
+	register("delete_buffer", deleteBuffer)
+}
+
+const mcpBufferPrefix = "libtmux_mcp_"
+
+var (
+	// bufferNameRE is constants.BUFFER_NAME_RE: only names this server
+	// allocates are reachable, never user or clipboard buffers.
+	bufferNameRE = regexp.MustCompile(`^libtmux_mcp_[0-9a-f]{32}_[A-Za-z0-9_.-]{1,64}$`)
+	// logicalNameRE is constants.LOGICAL_BUFFER_NAME_RE.
+	logicalNameRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
+)
+
+// bufferTimeout bounds every buffer subprocess
+// (constants.BUFFER_SUBPROCESS_TIMEOUT_SECONDS); a variable for tests.
+var bufferTimeout = 5 * time.Second
+
+// newBufferName allocates libtmux_mcp_<uuid4 hex>_<logical or "buf">.
+func newBufferName(logical *string) (string, error) {
+	base := "buf"
+	if logical != nil && *logical != "" {
+		if !logicalNameRE.MatchString(*logical) {
+			return "", expectedf("Invalid logical buffer name: %s", pyRepr(*logical))
+		}
+		base = *logical
+	}
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", unexpected("RuntimeError", err)
+	}
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return mcpBufferPrefix + hex.EncodeToString(b[:]) + "_" + base, nil
+}
+
+// checkBufferName refuses names outside the agent namespace.
+func checkBufferName(name string) error {
+	if !bufferNameRE.MatchString(name) {
+		return expectedf("Invalid buffer name: %s", pyRepr(name))
+	}
+	return nil
+}
+
+// bufferCmd runs one buffer subcommand bounded by bufferTimeout and maps
+// expiry and non-zero exits to the anchor's messages. fail renders the
+// failure text from tmux's stderr (or Python's CalledProcessError text).
+func bufferCmd(ctx context.Context, srv *tmux.Server, stdin []byte, timeoutMsg string, fail func(detail string) string, args ...string) (*tmux.Output, error) {
+	bctx, cancel := context.WithTimeout(ctx, bufferTimeout)
+	defer cancel()
+	var (
+		out *tmux.Output
+		err error
+	)
+	if stdin != nil {
+		out, err = srv.RunInput(bctx, stdin, args...)
+	} else {
+		out, err = srv.Run(bctx, args...)
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if bctx.Err() != nil {
+			return nil, expectedf("%s", timeoutMsg)
+		}
+		return nil, err
+	}
+	if out.ExitCode != 0 {
+		detail := decodedStderr(out)
+		if detail == "" {
+			detail = calledProcessError(srv, out, args...)
+		}
+		return nil, expectedf("%s", fail(detail))
+	}
+	return out, nil
+}
+
+func loadBuffer(ctx context.Context, c *Call) (any, error) {
+	srv, err := c.Tmux(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c.s.noteServer(srv)
+	logical := c.Str("logical_name")
+	name, err := newBufferName(logical)
+	if err != nil {
+		return nil, err
+	}
+	// The content goes through the tmux client's stdin rather than a
+	// temporary file, so it works the same on a remote host.
+	content := []byte(c.StrOr("content", ""))
+	_, err = bufferCmd(ctx, srv, content,
+		"load-buffer timeout after 5s for "+pyRepr(name),
+		func(d string) string { return "load-buffer failed: " + d },
+		"load-buffer", "-b", name, "-")
+	if err != nil {
+		return nil, err
+	}
+	return BufferRef{BufferName: name, LogicalName: logical}, nil
+}
+
+func pasteBuffer(ctx context.Context, c *Call) (any, error) {
+	srv, err := c.Tmux(ctx)
+	if err != nil {
+		return nil, err
+	}
+	name := c.StrOr("buffer_name", "")
+	if err := checkBufferName(name); err != nil {
+		return nil, err
+	}
+	p, err := c.resolvePane(ctx, srv)
+	if err != nil {
+		return nil, err
+	}
+	id := p["pane_id"]
+	args := []string{"paste-buffer", "-t", id}
+	if c.Bool("bracket") {
+		args = append(args, "-p")
+	}
+	if _, err := srv.Cmd(ctx, append(args, "-b", name)...); err != nil {
+		return nil, err
+	}
+	return "Buffer " + pyRepr(name) + " pasted to pane " + id, nil
+}
+
+func showBuffer(ctx context.Context, c *Call) (any, error) {
+	srv, err := c.Tmux(ctx)
+	if err != nil {
+		return nil, err
+	}
+	name := c.StrOr("buffer_name", "")
+	if err := checkBufferName(name); err != nil {
+		return nil, err
+	}
+	out, err := bufferCmd(ctx, srv, nil,
+		"show-buffer timeout after 5s for "+pyRepr(name),
+		func(d string) string { return "show-buffer failed for " + pyRepr(name) + ": " + d },
+		"show-buffer", "-b", name)
+	if err != nil {
+		return nil, err
+	}
+	raw := pyDecodeReplace(out.Stdout)
+	kept, truncated, dropped := tailLines(pySplitLines(raw), c.Int("max_lines"))
+	content := raw
+	if truncated {
+		content = strings.Join(kept, "\n")
+	}
+	return BufferContent{BufferName: name, Content: content, ContentTruncated: truncated, ContentTruncatedLines: dropped}, nil
+}
+
+func deleteBuffer(ctx context.Context, c *Call) (any, error) {
+	srv, err := c.Tmux(ctx)
+	if err != nil {
+		return nil, err
+	}
+	name := c.StrOr("buffer_name", "")
+	if err := checkBufferName(name); err != nil {
+		return nil, err
+	}
+	_, err = bufferCmd(ctx, srv, nil,
+		"delete-buffer timeout after 5s for "+pyRepr(name),
+		func(d string) string { return "delete-buffer failed for " + pyRepr(name) + ": " + d },
+		"delete-buffer", "-b", name)
+	if err != nil {
+		return nil, err
+	}
+	return "Buffer " + pyRepr(name) + " deleted", nil
+}
+
+// pySplitLines is Python's str.splitlines(): universal line boundaries,
+// terminators dropped, no empty last line for a final terminator.
+func pySplitLines(s string) []string {
+	lines := []string{}
+	start := 0
+	rs := []rune(s)
+	for i := 0; i < len(rs); i++ {
+		switch rs[i] {
+		case '\n', '\v', '\f', 0x1c, 0x1d, 0x1e, 0x85, 0x2028, 0x2029:
+			lines = append(lines, string(rs[start:i]))
+			start = i + 1
+		case '\r':
+			lines = append(lines, string(rs[start:i]))
+			if i+1 < len(rs) && rs[i+1] == '\n' {
+				i++
+			}
+			start = i + 1
+		}
+	}
+	if start < len(rs) {
+		lines = append(lines, string(rs[start:]))
+	}
+	return lines
+}
+
+// The shutdown sweep visits every tmux server load_buffer has used.
+// Entries are scoped to the owning Server so two servers in one process
+// (tests) never sweep each other's sockets.
+
+type bufferServerKey struct {
+	owner           *Server
+	name, path, bin string
+}
+
+var (
+	bufferServersMu sync.Mutex
+	bufferServers   = map[bufferServerKey][]transport.Runner{}
+)
+
+// noteServer records srv for the shutdown buffer sweep.
+func (s *Server) noteServer(srv *tmux.Server) {
+	if srv == nil || srv.Runner == nil {
+		return
+	}
+	k := bufferServerKey{owner: s, name: srv.SocketName, path: srv.SocketPath, bin: srv.Bin}
+	bufferServersMu.Lock()
+	defer bufferServersMu.Unlock()
+	for _, r := range bufferServers[k] {
+		if sameRunner(r, srv.Runner) {
+			return
+		}
+	}
+	bufferServers[k] = append(bufferServers[k], srv.Runner)
+}
+
+// sameRunner compares runners without panicking on uncomparable types.
+func sameRunner(a, b transport.Runner) bool {
+	ta, tb := reflect.TypeOf(a), reflect.TypeOf(b)
+	if ta != tb || !ta.Comparable() {
+		return false
+	}
+	return a == b
+}
+
+// sweepBuffers deletes every libtmux_mcp_* buffer on the servers this
+// Server's load_buffer calls touched, then forgets them. Failures are
+// logged at debug level and otherwise ignored.
+func (s *Server) sweepBuffers(ctx context.Context) {
+	type entry struct {
+		k bufferServerKey
+		r transport.Runner
+	}
+	var todo []entry
+	bufferServersMu.Lock()
+	for k, rs := range bufferServers {
+		if k.owner != s {
+			continue
+		}
+		for _, r := range rs {
+			todo = append(todo, entry{k, r})
+		}
+		delete(bufferServers, k)
+	}
+	bufferServersMu.Unlock()
+	for _, e := range todo {
+		srv := &tmux.Server{Runner: e.r, Bin: e.k.bin, SocketName: e.k.name, SocketPath: e.k.path}
+		s.sweepServer(ctx, srv)
+	}
+}
+
+func (s *Server) sweepServer(ctx context.Context, srv *tmux.Server) {
+	lctx, cancel := context.WithTimeout(ctx, bufferTimeout)
+	out, err := srv.Run(lctx, "list-buffers", "-F", "#{buffer_name}")
+	cancel()
+	if err != nil || out.ExitCode != 0 {
+		s.log.Debug("buffer sweep: list-buffers failed", "socket", srv.SocketName, "path", srv.SocketPath, "error", err)
+		return
+	}
+	for _, name := range out.Lines() {
+		if !strings.HasPrefix(name, mcpBufferPrefix) {
+			continue
+		}
+		dctx, cancel := context.WithTimeout(ctx, bufferTimeout)
+		if _, err := srv.Run(dctx, "delete-buffer", "-b", name); err != nil {
+			s.log.Debug("buffer sweep: delete-buffer failed", "buffer", name, "error", err)
+		}
+		cancel()
+	}
+}
