@@ -124,8 +124,8 @@ type WaitForTextResult struct {
 	MatchedAtEntry   bool     `json:"matched_at_entry"`
 	AlternateScreen  bool     `json:"alternate_screen"`
 	PaneID           string   `json:"pane_id"`
-	ElapsedSeconds   float64  `json:"elapsed_seconds"`
-	EffectiveTimeout float64  `json:"effective_timeout"`
+	ElapsedSeconds   PyFloat  `json:"elapsed_seconds"`
+	EffectiveTimeout PyFloat  `json:"effective_timeout"`
 }
 
 // CaptureSinceResult is the anchor's CaptureSinceResult result model.
@@ -133,7 +133,7 @@ type CaptureSinceResult struct {
 	PaneID         string   `json:"pane_id"`
 	Cursor         string   `json:"cursor"`
 	Lines          []string `json:"lines"`
-	ElapsedSeconds float64  `json:"elapsed_seconds"`
+	ElapsedSeconds PyFloat  `json:"elapsed_seconds"`
 	LinesMissed    bool     `json:"lines_missed"`
 	Truncated      bool     `json:"truncated"`
 	TruncatedLines int      `json:"truncated_lines"`
@@ -145,11 +145,11 @@ type RunCommandResult struct {
 	PaneID               string   `json:"pane_id"`
 	ExitStatus           *int     `json:"exit_status"`
 	TimedOut             bool     `json:"timed_out"`
-	ElapsedSeconds       float64  `json:"elapsed_seconds"`
+	ElapsedSeconds       PyFloat  `json:"elapsed_seconds"`
 	Output               []string `json:"output"`
 	OutputTruncated      bool     `json:"output_truncated"`
 	OutputTruncatedLines int      `json:"output_truncated_lines"`
-	EffectiveTimeout     float64  `json:"effective_timeout"`
+	EffectiveTimeout     PyFloat  `json:"effective_timeout"`
 }
 
 // SendKeysOperationResult is the anchor's SendKeysOperationResult result model.
@@ -158,7 +158,7 @@ type SendKeysOperationResult struct {
 	PaneID         *string `json:"pane_id"`
 	Success        bool    `json:"success"`
 	Error          *string `json:"error"`
-	ElapsedSeconds float64 `json:"elapsed_seconds"`
+	ElapsedSeconds PyFloat `json:"elapsed_seconds"`
 }
 
 // SendKeysBatchResult is the anchor's SendKeysBatchResult result model.
@@ -178,7 +178,7 @@ type ToolCallOperationResult struct {
 	Content           []map[string]any `json:"content"`
 	StructuredContent map[string]any   `json:"structured_content"`
 	Meta              map[string]any   `json:"meta"`
-	ElapsedSeconds    float64          `json:"elapsed_seconds"`
+	ElapsedSeconds    PyFloat          `json:"elapsed_seconds"`
 }
 
 // ToolCallBatchResult is the anchor's ToolCallBatchResult result model.
@@ -259,3 +259,10 @@ type BufferContent struct {
 	ContentTruncated      bool   `json:"content_truncated"`
 	ContentTruncatedLines int    `json:"content_truncated_lines"`
 }
+
+// PyFloat is a float that encodes the way Python's json module writes
+// floats (10.0, not 10), so text content matches the anchor byte for byte.
+type PyFloat float64
+
+// MarshalJSON implements json.Marshaler.
+func (f PyFloat) MarshalJSON() ([]byte, error) { return []byte(pyFloatRepr(float64(f))), nil }

@@ -43,7 +43,7 @@ type batchRow struct {
 	Content           []any   `json:"content"`
 	StructuredContent any     `json:"structured_content"`
 	Meta              any     `json:"meta"`
-	ElapsedSeconds    float64 `json:"elapsed_seconds"`
+	ElapsedSeconds    PyFloat `json:"elapsed_seconds"`
 }
 
 // batchResult is ToolCallBatchResult built from batchRow.
@@ -101,7 +101,7 @@ func (c *Call) batchOne(ctx context.Context, index int, name string, args map[st
 	row := batchRow{Index: index, Tool: name, Content: []any{}}
 	if msg := c.batchCheck(name, maxTier); msg != "" {
 		row.Error = &msg
-		row.ElapsedSeconds = time.Since(start).Seconds()
+		row.ElapsedSeconds = PyFloat(time.Since(start).Seconds())
 		return row
 	}
 	if args == nil {
@@ -133,7 +133,7 @@ func (c *Call) batchOne(ctx context.Context, index int, name string, args map[st
 		}
 		row.Error = &msg
 	}
-	row.ElapsedSeconds = time.Since(start).Seconds()
+	row.ElapsedSeconds = PyFloat(time.Since(start).Seconds())
 	return row
 }
 

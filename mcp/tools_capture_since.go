@@ -104,7 +104,7 @@ func captureSince(ctx context.Context, c *Call) (any, error) {
 		PaneID:         paneID,
 		Cursor:         encodeSinceCursor(paneID, read.state, read.cursorRows),
 		Lines:          lim.lines,
-		ElapsedSeconds: round3(elapsed),
+		ElapsedSeconds: PyFloat(round3(elapsed)),
 		LinesMissed:    read.missed,
 		Truncated:      lim.truncated,
 		TruncatedLines: lim.truncLines,

@@ -103,11 +103,11 @@ func runCommand(ctx context.Context, c *Call) (any, error) {
 		PaneID:               paneID,
 		ExitStatus:           exitStatus,
 		TimedOut:             timedOut,
-		ElapsedSeconds:       elapsed,
+		ElapsedSeconds:       PyFloat(elapsed),
 		Output:               kept,
 		OutputTruncated:      truncated,
 		OutputTruncatedLines: dropped,
-		EffectiveTimeout:     effective,
+		EffectiveTimeout:     PyFloat(effective),
 	}, nil
 }
 

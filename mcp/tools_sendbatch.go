@@ -95,7 +95,7 @@ func sendKeysBatch(ctx context.Context, c *Call) (any, error) {
 		if err != nil && ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		row := SendKeysOperationResult{Index: i, Success: err == nil, ElapsedSeconds: time.Since(started).Seconds()}
+		row := SendKeysOperationResult{Index: i, Success: err == nil, ElapsedSeconds: PyFloat(time.Since(started).Seconds())}
 		if paneID != "" {
 			row.PaneID = &paneID
 		}

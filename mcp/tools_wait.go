@@ -430,7 +430,7 @@ loop:
 		MatchedAtEntry:   stale && !found,
 		AlternateScreen:  sawAlternate,
 		PaneID:           target,
-		ElapsedSeconds:   round3(elapsed),
-		EffectiveTimeout: effective,
+		ElapsedSeconds:   PyFloat(round3(elapsed)),
+		EffectiveTimeout: PyFloat(effective),
 	}, nil
 }
