@@ -208,9 +208,19 @@ func mergeFanout(tool string, outs []any, hosts, failures []string) (any, error)
 		}
 		return fanoutResult{merged, failures}, nil
 	case "get_server_info":
-		var list []any
-		list = append(list, outs...)
-		return fanoutResult{list, failures}, nil
+		star := "*"
+		agg := ServerInfo{Host: &star, Servers: []ServerInfo{}}
+		for _, o := range outs {
+			si, ok := o.(ServerInfo)
+			if !ok {
+				continue
+			}
+			agg.Servers = append(agg.Servers, si)
+			agg.IsAlive = agg.IsAlive || si.IsAlive
+			agg.SessionCount += si.SessionCount
+			agg.SocketName, agg.SocketPath = si.SocketName, si.SocketPath
+		}
+		return fanoutResult{agg, failures}, nil
 	}
 	var merged []any
 	for _, o := range outs {

@@ -155,3 +155,17 @@ func TestFleetRoutingAndFanout(t *testing.T) {
 		t.Fatalf("dev-1 sees %d sessions", len(s))
 	}
 }
+
+func TestFleetServerInfoFanout(t *testing.T) {
+	e, _ := newFleetEnv(t)
+	var info ServerInfo
+	e.ok("get_server_info", map[string]any{"host": "dev-*"}, &info)
+	if len(info.Servers) != 2 || !info.IsAlive || info.SessionCount != 2 || *info.Host != "*" {
+		t.Fatalf("aggregate %+v", info)
+	}
+	for _, s := range info.Servers {
+		if s.Host == nil || !strings.HasPrefix(*s.Host, "dev-") || !s.IsAlive {
+			t.Fatalf("per-host %+v", s)
+		}
+	}
+}

@@ -86,6 +86,9 @@ type ServerInfo struct {
 	SessionCount int     `json:"session_count"`
 	Version      *string `json:"version"`
 	Host         *string `json:"host,omitempty"`
+	// Servers holds one entry per host when get_server_info runs on a
+	// host pattern in fleet mode; the other fields then summarise them.
+	Servers []ServerInfo `json:"servers,omitempty"`
 }
 
 // OptionResult is the anchor's OptionResult result model.

@@ -218,7 +218,11 @@ var hostModels = map[string]bool{
 	"PaneContentMatch": true, "ServerInfo": true, "PaneSnapshot": true,
 }
 
-func modelSchema(name string, fleet bool) *OMap {
+func modelSchema(name string, fleet bool) *OMap { return modelSchemaNested(name, fleet, false) }
+
+// modelSchemaNested builds a model schema; nested suppresses the fleet-only
+// "servers" list inside its own items.
+func modelSchemaNested(name string, fleet, nested bool) *OMap {
 	fields, ok := spec.Models[name]
 	if !ok {
 		panic("mcp: unknown model " + name)
@@ -246,6 +250,12 @@ func modelSchema(name string, fleet bool) *OMap {
 		h.Set("anyOf", []any{map[string]string{"type": "string"}, map[string]string{"type": "null"}})
 		h.Set("default", nil)
 		props.Set("host", h)
+		if name == "ServerInfo" && !nested {
+			arr := NewOMap()
+			arr.Set("items", modelSchemaNested(name, fleet, true))
+			arr.Set("type", "array")
+			props.Set("servers", arr)
+		}
 	}
 	root.Set("properties", props)
 	if len(required) > 0 {
