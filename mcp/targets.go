@@ -68,3 +68,19 @@ func (c *Call) sessionInfoByID(ctx context.Context, srv *tmux.Server, id string)
 	}
 	return c.sessionInfo(s), nil
 }
+
+// directPaneID returns pane_id when it is a plain tmux pane id ("%12"),
+// which tmux resolves exactly, so a tool can target it without a lookup
+// call first; tmux's "can't find pane" then stands for the lookup miss.
+func (c *Call) directPaneID() (string, bool) {
+	id := c.Str("pane_id")
+	if id == nil || len(*id) < 2 || (*id)[0] != '%' {
+		return "", false
+	}
+	for _, r := range (*id)[1:] {
+		if r < '0' || r > '9' {
+			return "", false
+		}
+	}
+	return *id, true
+}

@@ -103,15 +103,38 @@ func (c *Call) guardCallerPane(ctx context.Context, srv *tmux.Server, paneID str
 }
 
 func toolSendKeys(ctx context.Context, c *Call) (any, error) {
+	text := c.StrOr("keys", "")
+	if c.Bool("suppress_history") {
+		text = " " + text
+	}
+	if id, ok := c.directPaneID(); ok {
+		// One tmux invocation: the keys, then Enter as a second command.
+		srv, err := c.Tmux(ctx)
+		if err != nil {
+			return nil, err
+		}
+		args := []string{"send-keys", "-t", id}
+		if c.Bool("literal") {
+			args = append(args, "-l")
+		}
+		args = append(args, tmux.Literal(text))
+		if c.Bool("enter") {
+			args = append(args, ";", "send-keys", "-t", id, "Enter")
+		}
+		out, err := srv.Run(ctx, args...)
+		if err != nil {
+			return nil, err
+		}
+		if tmux.PaneMissing(out) {
+			return nil, &tmux.PaneNotFoundError{ID: id}
+		}
+		return "Keys sent to pane " + id, nil
+	}
 	srv, p, err := c.tmuxAndPane(ctx)
 	if err != nil {
 		return nil, err
 	}
 	id := p["pane_id"]
-	text := c.StrOr("keys", "")
-	if c.Bool("suppress_history") {
-		text = " " + text
-	}
 	args := []string{"send-keys", "-t", id}
 	if c.Bool("literal") {
 		args = append(args, "-l")
@@ -207,11 +230,24 @@ func panePyList(items []string) string {
 }
 
 func toolCapturePane(ctx context.Context, c *Call) (any, error) {
-	srv, p, err := c.tmuxAndPane(ctx)
-	if err != nil {
-		return nil, err
+	var (
+		srv    *tmux.Server
+		target string
+		err    error
+	)
+	if id, ok := c.directPaneID(); ok {
+		if srv, err = c.Tmux(ctx); err != nil {
+			return nil, err
+		}
+		target = id
+	} else {
+		var p tmux.Attrs
+		if srv, p, err = c.tmuxAndPane(ctx); err != nil {
+			return nil, err
+		}
+		target = p["pane_id"]
 	}
-	args := []string{"capture-pane", "-t", p["pane_id"], "-p"}
+	args := []string{"capture-pane", "-t", target, "-p"}
 	if s := paneIntArg(c, "start"); s != nil {
 		args = append(args, "-S", strconv.Itoa(*s))
 	}
@@ -221,6 +257,9 @@ func toolCapturePane(ctx context.Context, c *Call) (any, error) {
 	out, err := srv.Run(ctx, args...)
 	if err != nil {
 		return nil, err
+	}
+	if tmux.PaneMissing(out) {
+		return nil, &tmux.PaneNotFoundError{ID: target}
 	}
 	kept, truncated, dropped := paneTailLines(out.Lines(), paneIntArg(c, "max_lines"))
 	body := strings.Join(kept, "\n")

@@ -891,8 +891,9 @@ func TestPaneArgv(t *testing.T) {
 
 	e.ok("send_keys", map[string]any{"pane_id": pane, "keys": "explicit", "literal": true, "suppress_history": true}, nil)
 	got := calls()
-	has("send_keys", got, `(?m)\[send-keys\]\[-t\]\[`+p+`\]\[-l\]\[ explicit\]$`)
-	has("send_keys enter", got, `(?m)\[send-keys\]\[-t\]\[`+p+`\]\[Enter\]$`)
+	// With a pane id the keys and the separate Enter go in one tmux
+	// invocation, as two commands.
+	has("send_keys", got, `(?m)\[send-keys\]\[-t\]\[`+p+`\]\[-l\]\[ explicit\]\[;\]\[send-keys\]\[-t\]\[`+p+`\]\[Enter\]$`)
 	e.ok("send_keys", map[string]any{"pane_id": pane, "keys": "C-c", "enter": false}, nil)
 	got = calls()
 	has("send_keys key name", got, `(?m)\[send-keys\]\[-t\]\[`+p+`\]\[C-c\]$`)

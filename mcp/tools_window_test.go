@@ -137,3 +137,12 @@ func TestUnknownToolAndValidation(t *testing.T) {
 	var w WindowInfo
 	e.ok("resize_window", map[string]any{"width": "70"}, &w)
 }
+
+func TestDirectPaneTargetsMissing(t *testing.T) {
+	e := newEnv(t)
+	e.fail("send_keys", map[string]any{"pane_id": "%999", "keys": "x"}, "Pane not found: Pane not found: %999\nCall list_panes")
+	e.fail("capture_pane", map[string]any{"pane_id": "%999"}, "Pane not found: Pane not found: %999")
+	e.tmux("kill-server")
+	e.fail("send_keys", map[string]any{"pane_id": "%0", "keys": "x"}, "Pane not found: Pane not found: %0")
+	e.fail("capture_pane", map[string]any{"pane_id": "%0"}, "Pane not found: Pane not found: %0")
+}

@@ -127,3 +127,15 @@ func IsDeterministic(err error) bool {
 		errors.As(err, &nw) || errors.As(err, &se) || errors.As(err, &bn) ||
 		errors.Is(err, ErrBinaryNotFound)
 }
+
+// PaneMissing reports whether a command failed because its -t pane id
+// does not exist ("can't find pane: %9").
+func PaneMissing(out *Output) bool {
+	if out == nil || out.ExitCode == 0 {
+		return false
+	}
+	stderr := strings.TrimSpace(string(out.Stderr))
+	// No server means no panes: the lookup the anchor does first would
+	// have found nothing either.
+	return strings.Contains(stderr, "can't find pane") || isNoServer(stderr)
+}
