@@ -216,3 +216,5 @@ func testTmuxConf(t *testing.T) string {
 	}
 	return p
 }
+
+var osStat = os.Stat

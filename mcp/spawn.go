@@ -11,6 +11,13 @@ import (
 // (BEHAVIOR.md §9.7): the caller's environment (object or JSON text),
 // plus the history controls when suppress_persistent_history is set.
 func (c *Call) spawnEnv() ([]string, error) {
+	// tmux expands -c start directories as formats, so "#(cmd)" there
+	// would run cmd on the tmux server's host.
+	if d := c.Str("start_directory"); d != nil {
+		if err := checkNoFormatJob("start_directory", *d); err != nil {
+			return nil, err
+		}
+	}
 	env, err := coerceDictArg("environment", c.Raw("environment"))
 	if err != nil {
 		return nil, err
@@ -79,7 +86,7 @@ func (c *Call) expandHome(p string) string {
 // checkNoFormatJob refuses names tmux would expand with a shell job.
 func checkNoFormatJob(param, v string) error {
 	if strings.Contains(v, "#(") {
-		return expectedf("%s must not contain '#(': tmux expands it as a shell command in names and titles", param)
+		return expectedf("%s must not contain '#(': tmux would run it as a shell command", param)
 	}
 	return nil
 }

@@ -112,6 +112,10 @@ func nonEmptyLines(lines []string) []string {
 }
 
 func showOption(ctx context.Context, c *Call) (any, error) {
+	// tmux expands option and hook names as formats.
+	if err := checkNoFormatJob("option", c.StrOr("option", "")); err != nil {
+		return nil, err
+	}
 	srv, err := c.Tmux(ctx)
 	if err != nil {
 		return nil, err
@@ -133,6 +137,10 @@ func showOption(ctx context.Context, c *Call) (any, error) {
 }
 
 func setOption(ctx context.Context, c *Call) (any, error) {
+	// tmux expands option and hook names as formats.
+	if err := checkNoFormatJob("option", c.StrOr("option", "")); err != nil {
+		return nil, err
+	}
 	srv, err := c.Tmux(ctx)
 	if err != nil {
 		return nil, err
@@ -662,6 +670,10 @@ func hookAttr(name string) string {
 }
 
 func showHook(ctx context.Context, c *Call) (any, error) {
+	// tmux expands option and hook names as formats.
+	if err := checkNoFormatJob("hook_name", c.StrOr("hook_name", "")); err != nil {
+		return nil, err
+	}
 	srv, err := c.Tmux(ctx)
 	if err != nil {
 		return nil, err

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/fleetmux/fleetmux/tmux"
 )
@@ -83,6 +84,7 @@ func getServerInfo(ctx context.Context, c *Call) (any, error) {
 // socketScript lists the socket names in the tmux socket directory and
 // then which of its arguments are sockets, one per line ("P<path>").
 const socketScript = `d="${1:-${TMUX_TMPDIR:-/tmp}}/tmux-$(id -u)"; shift
+printf 'D%s\n' "$d"
 if [ -d "$d" ]; then for s in "$d"/* "$d"/.[!.]*; do [ -S "$s" ] && printf 'N%s\n' "${s##*/}"; done; fi
 for p in "$@"; do [ -S "$p" ] && printf 'P%s\n' "$p"; done
 exit 0`
@@ -103,9 +105,12 @@ func listServers(ctx context.Context, c *Call) (any, error) {
 		return nil, err
 	}
 	var names []string
+	var dir string
 	paths := map[string]bool{}
 	for _, line := range tmux.SplitLines(res.Stdout) {
 		switch {
+		case strings.HasPrefix(line, "D"):
+			dir = line[1:]
 		case strings.HasPrefix(line, "N"):
 			names = append(names, line[1:])
 		case strings.HasPrefix(line, "P"):
@@ -113,6 +118,20 @@ func listServers(ctx context.Context, c *Call) (any, error) {
 		}
 	}
 	sort.Strings(names)
+	// Locally, stale socket files are skipped with a 0.1 s connect probe
+	// (as the anchor does) instead of a tmux client per file.
+	type prober interface {
+		SocketAlive(path string, timeout time.Duration) bool
+	}
+	if p, ok := r.(prober); ok && dir != "" {
+		live := names[:0]
+		for _, n := range names {
+			if p.SocketAlive(dir+"/"+n, 100*time.Millisecond) {
+				live = append(live, n)
+			}
+		}
+		names = live
+	}
 	out := []ServerInfo{}
 	for _, n := range names {
 		srv, err := c.TmuxFor(ctx, n)

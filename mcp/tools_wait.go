@@ -407,7 +407,9 @@ loop:
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()
-		case <-time.After(durSeconds(interval)):
+		// Never sleep past the deadline (the anchor sleeps the whole
+		// interval, so interval=3600 with timeout=8 blocked an hour).
+		case <-time.After(min(durSeconds(interval), time.Until(deadline)+time.Millisecond)):
 		}
 	}
 

@@ -5,10 +5,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"strings"
 	"sync"
+	"time"
 )
 
 // Local runs commands on this machine with os/exec.
@@ -106,4 +108,16 @@ func envWithout(env []string, name string) []string {
 		out = append(out, kv)
 	}
 	return out
+}
+
+// SocketAlive reports whether the unix socket at path accepts a
+// connection within timeout (list_servers skips stale socket files this
+// way without starting a tmux client for each).
+func (l *Local) SocketAlive(path string, timeout time.Duration) bool {
+	c, err := net.DialTimeout("unix", path, timeout)
+	if err != nil {
+		return false
+	}
+	_ = c.Close()
+	return true
 }

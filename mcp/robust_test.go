@@ -1,0 +1,76 @@
+package mcp
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// TestEveryToolSurvivesBadInput calls every tool with no arguments and
+// with each parameter set to values of the wrong type: every call must
+// come back as a result (never a protocol error or a crash), and every
+// error result must carry a message.
+func TestEveryToolSurvivesBadInput(t *testing.T) {
+	_ = os.Remove("/tmp/fleetmux-robust")
+	e := newEnv(t, withSettings(Settings{Safety: TierDestructive, SuppressHistory: true, WaitMax: 1}))
+	bad := []any{12345, 1.5, true, "", []any{1, "x"}, map[string]any{"x": 1}, nil, strings.Repeat("x", 5000), "#(touch /tmp/fleetmux-robust)"}
+	for _, ts := range spec.Tools {
+		if ts.Name == "kill_server" {
+			continue
+		}
+		calls := []map[string]any{{}}
+		for _, p := range ts.Params {
+			for _, v := range bad {
+				args := map[string]any{p.Name: v}
+				// Fill the other required parameters so the bad value
+				// reaches the tool, and keep waits short.
+				for _, q := range ts.Params {
+					if q.Required && q.Name != p.Name {
+						args[q.Name] = "x"
+					}
+				}
+				if ts.SelfBounded && p.Name != "timeout" {
+					args["timeout"] = 0.05
+				}
+				calls = append(calls, args)
+			}
+		}
+		for _, args := range calls {
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			t0 := time.Now()
+			res, err := e.cs.CallTool(ctx, &sdk.CallToolParams{Name: ts.Name, Arguments: args})
+			cancel()
+			if d := time.Since(t0); d > 300*time.Millisecond {
+				t.Logf("slow: %s(%v) %v", ts.Name, args, d)
+			}
+			if err != nil {
+				t.Fatalf("%s(%v): protocol error %v", ts.Name, args, err)
+			}
+			if res.IsError && strings.TrimSpace(text(res)) == "" {
+				t.Errorf("%s(%v): error result without a message", ts.Name, args)
+			}
+			if ok, _ := exists("/tmp/fleetmux-robust"); ok {
+				t.Fatalf("%s(%v) ran a #( format job", ts.Name, args)
+			}
+			if strings.Contains(text(res), "internal error in") || strings.Contains(text(res), "panic") {
+				t.Errorf("%s(%v): %s", ts.Name, args, text(res))
+			}
+		}
+	}
+	time.Sleep(time.Second) // format jobs run in the background
+	if _, err := exists("/tmp/fleetmux-robust"); err == nil {
+		t.Fatal("a #( format job ran")
+	}
+	// The server still answers.
+	var s []SessionInfo
+	e.result("list_sessions", nil, &s)
+}
+
+func exists(p string) (bool, error) {
+	_, err := osStat(p)
+	return err == nil, err
+}
