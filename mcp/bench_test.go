@@ -53,3 +53,15 @@ func newBenchEnv(b *testing.B) *testEnv {
 	e.cs = cs
 	return e
 }
+
+// BenchmarkMCPOverhead is one call that never reaches tmux (argument
+// validation fails): the cost of the MCP layer itself.
+func BenchmarkMCPOverhead(b *testing.B) {
+	e := newBenchEnv(b)
+	ctx := context.Background()
+	for b.Loop() {
+		if _, err := e.cs.CallTool(ctx, &sdk.CallToolParams{Name: "get_pane_info", Arguments: map[string]any{"pane_id": 1}}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
