@@ -42,18 +42,21 @@ func (c *Call) tmuxAndPane(ctx context.Context) (*tmux.Server, tmux.Attrs, error
 	return srv, p, nil
 }
 
-// paneInfoByID re-reads a pane and serialises it.
+// paneInfoByID re-reads a pane the way libtmux refreshes one
+// (list-panes -t <id>, so a pane of a linked window is not ambiguous) and
+// serialises it.
 func (c *Call) paneInfoByID(ctx context.Context, srv *tmux.Server, id string) (PaneInfo, error) {
-	p, err := srv.PaneByID(ctx, id)
+	p, err := srv.RefreshPane(ctx, id)
 	if err != nil {
 		return PaneInfo{}, err
 	}
 	return c.paneInfo(p, c.newCallerCheck(ctx, srv)), nil
 }
 
-// windowInfoByID re-reads a window and serialises it.
+// windowInfoByID re-reads a window the way libtmux refreshes one
+// (list-windows -t <id>, tmux's own choice of winlink) and serialises it.
 func (c *Call) windowInfoByID(ctx context.Context, srv *tmux.Server, id string) (WindowInfo, error) {
-	w, err := srv.WindowByID(ctx, id)
+	w, err := srv.RefreshWindow(ctx, id)
 	if err != nil {
 		return WindowInfo{}, err
 	}

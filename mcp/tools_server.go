@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"errors"
 	"os"
 	"sort"
 	"strconv"
@@ -24,11 +25,11 @@ func listSessions(ctx context.Context, c *Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	rows, err := srv.Sessions(ctx)
+	rows, err := srv.SessionsWith(ctx, filterExtraFields("session", c.Raw("filters"), tmux.SessionFields))
 	if err != nil {
 		return nil, err
 	}
-	if rows, err = filterRows(rows, c.Raw("filters")); err != nil {
+	if rows, err = filterRows("session", rows, c.Raw("filters")); err != nil {
 		return nil, err
 	}
 	out := make([]SessionInfo, 0, len(rows))
@@ -187,7 +188,7 @@ func createSession(ctx context.Context, c *Call) (any, error) {
 	}
 	args := []string{"new-session", "-d", "-P", "-F", tmux.Format(tmux.SessionFields)}
 	if name := c.Str("session_name"); name != nil {
-		if err := tmux.CheckSessionName(*name); err != nil {
+		if err := checkSessionName(*name); err != nil {
 			return nil, err
 		}
 		rows, err := srv.Sessions(ctx)
@@ -204,7 +205,7 @@ func createSession(ctx context.Context, c *Call) (any, error) {
 	if d := c.Str("start_directory"); d != nil && *d != "" {
 		args = append(args, "-c", c.expandHome(*d))
 	}
-	if w := c.Str("window_name"); w != nil {
+	if w := c.Str("window_name"); w != nil && *w != "" {
 		args = append(args, "-n", *w)
 	}
 	if x := c.Int("x"); x != nil {
@@ -237,11 +238,34 @@ func killServer(ctx context.Context, c *Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	stderr := strings.TrimSpace(string(out.Stderr))
-	if stderr != "" && !strings.Contains(stderr, "no server running") && !strings.HasPrefix(stderr, "error connecting") && !strings.Contains(stderr, "server exited unexpectedly") {
-		return nil, &tmux.CommandError{Sub: "kill-server", Stderr: out.ErrLines()}
+	// libtmux's Server.kill: "no server running" or a missing socket is
+	// success; any other stderr raises LibTmuxException(stderr lines), whose
+	// text is the Python list. (A client that lost the server while it
+	// shut down is success too.)
+	lines := out.ErrLines()
+	joined := strings.Join(lines, " ")
+	daemonDown := strings.Contains(joined, "no server running") ||
+		(strings.Contains(joined, "error connecting to") && strings.Contains(joined, "No such file or directory"))
+	if len(lines) > 0 && !daemonDown && !strings.Contains(joined, "server exited unexpectedly") {
+		quoted := make([]string, len(lines))
+		for i, l := range lines {
+			quoted[i] = pyRepr(l)
+		}
+		return nil, &ToolError{Msg: "tmux error: [" + strings.Join(quoted, ", ") + "]", Expected: true, Class: "LibTmuxException",
+			cause: &tmux.CommandError{Sub: "kill-server", Stderr: lines}}
 	}
 	return "Server killed successfully", nil
+}
+
+// checkSessionName applies libtmux's session-name rules. An empty name
+// still prints its (empty) name: libtmux only omits the suffix for None.
+func checkSessionName(name string) error {
+	err := tmux.CheckSessionName(name)
+	var bn *tmux.BadSessionNameError
+	if name == "" && errors.As(err, &bn) {
+		return &ToolError{Msg: "Bad session name: empty (session name: )", Expected: true, Class: bn.Class(), cause: err}
+	}
+	return err
 }
 
 type simpleErr string

@@ -28,11 +28,11 @@ func listWindows(ctx context.Context, c *Call) (any, error) {
 		}
 		target = s["session_id"]
 	}
-	rows, err := srv.Windows(ctx, target)
+	rows, err := srv.WindowsWith(ctx, target, filterExtraFields("window", c.Raw("filters"), tmux.WindowFields))
 	if err != nil {
 		return nil, err
 	}
-	if rows, err = filterRows(rows, c.Raw("filters")); err != nil {
+	if rows, err = filterRows("window", rows, c.Raw("filters")); err != nil {
 		return nil, err
 	}
 	out := make([]WindowInfo, 0, len(rows))
@@ -110,7 +110,7 @@ func renameSession(ctx context.Context, c *Call) (any, error) {
 	if err := checkNoFormatJob("new_name", newName); err != nil {
 		return nil, err
 	}
-	if err := tmux.CheckSessionName(newName); err != nil {
+	if err := checkSessionName(newName); err != nil {
 		return nil, err
 	}
 	srv, err := c.Tmux(ctx)
@@ -189,7 +189,11 @@ func killSession(ctx context.Context, c *Call) (any, error) {
 		return nil, err
 	}
 	if id := c.caller(); id != nil && id.PaneID != "" && c.callerOnServer(ctx, srv) {
-		if p, err := srv.PaneByID(ctx, id.PaneID); err == nil && p["session_id"] == s["session_id"] {
+		p, err := callerPane(ctx, srv, id.PaneID)
+		if err != nil {
+			return nil, err
+		}
+		if p != nil && p["session_id"] == s["session_id"] {
 			return nil, refusedf("Refusing to kill the session containing this MCP server's pane. Use a manual tmux command if intended.")
 		}
 	}

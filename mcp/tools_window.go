@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 
@@ -25,13 +26,14 @@ func listPanes(ctx context.Context, c *Call) (any, error) {
 		return nil, err
 	}
 	var rows []tmux.Attrs
+	extra := filterExtraFields("pane", c.Raw("filters"), tmux.PaneFields)
 	switch {
 	case c.Str("window_id") != nil || c.Str("window_index") != nil:
 		w, err := c.resolveWindow(ctx, srv)
 		if err != nil {
 			return nil, err
 		}
-		rows, err = srv.Panes(ctx, tmux.PanesWindow, w["window_id"])
+		rows, err = srv.PanesWith(ctx, tmux.PanesWindow, w["window_id"], extra)
 		if err != nil {
 			return nil, err
 		}
@@ -40,17 +42,17 @@ func listPanes(ctx context.Context, c *Call) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		rows, err = srv.Panes(ctx, tmux.PanesSession, s["session_id"])
+		rows, err = srv.PanesWith(ctx, tmux.PanesSession, s["session_id"], extra)
 		if err != nil {
 			return nil, err
 		}
 	default:
-		rows, err = srv.Panes(ctx, tmux.PanesAll, "")
+		rows, err = srv.PanesWith(ctx, tmux.PanesAll, "", extra)
 		if err != nil {
 			return nil, err
 		}
 	}
-	if rows, err = filterRows(rows, c.Raw("filters")); err != nil {
+	if rows, err = filterRows("pane", rows, c.Raw("filters")); err != nil {
 		return nil, err
 	}
 	cc := c.newCallerCheck(ctx, srv)
@@ -139,7 +141,7 @@ func splitWindow(ctx context.Context, c *Call) (any, error) {
 	}
 	args = append(args, "-d")
 	args = append(args, env...)
-	if sh := c.Str("shell"); sh != nil {
+	if sh := c.Str("shell"); sh != nil && *sh != "" {
 		args = append(args, *sh)
 	}
 	lines, err := srv.Cmd(ctx, args...)
@@ -168,12 +170,21 @@ func renameWindow(ctx context.Context, c *Call) (any, error) {
 	if _, err := srv.Cmd(ctx, "rename-window", "-t", w["window_id"], newName); err != nil {
 		return nil, err
 	}
-	return c.windowInfoByID(ctx, srv, w["window_id"])
+	info, err := c.windowInfoByID(ctx, srv, w["window_id"])
+	if err != nil {
+		return nil, err
+	}
+	// libtmux sets the new name before refreshing, and a refresh keeps
+	// it even when tmux reports the name empty.
+	info.WindowName = &newName
+	return info, nil
 }
 
 func selectLayout(ctx context.Context, c *Call) (any, error) {
 	layout := c.StrOr("layout", "")
-	if err := tmux.CheckLayout(layout); err != nil {
+	// An empty layout runs select-layout without one (tmux re-applies the
+	// window's last layout), as libtmux does.
+	if err := tmux.CheckLayout(layout); layout != "" && err != nil {
 		return nil, expectedf("Invalid layout %s: %v. Use even-horizontal, even-vertical, main-horizontal, main-vertical, tiled, or a layout string from #{window_layout}.", pyRepr(layout), err)
 	}
 	srv, err := c.Tmux(ctx)
@@ -184,10 +195,17 @@ func selectLayout(ctx context.Context, c *Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := srv.Cmd(ctx, "select-layout", "-t", w["window_id"], layout); err != nil {
+	args := []string{"select-layout", "-t", w["window_id"]}
+	if layout != "" {
+		args = append(args, layout)
+	}
+	if _, err := srv.Cmd(ctx, args...); err != nil {
 		return nil, err
 	}
-	return c.windowInfoByID(ctx, srv, w["window_id"])
+	// libtmux's select_layout does not refresh the window, so the anchor
+	// reports the row it resolved before the change (window_layout is
+	// the previous layout).
+	return c.windowInfo(w), nil
 }
 
 func resizeWindow(ctx context.Context, c *Call) (any, error) {
@@ -222,7 +240,7 @@ func moveWindow(ctx context.Context, c *Call) (any, error) {
 		return nil, err
 	}
 	dest := w["session_id"]
-	if ds := c.Str("destination_session"); ds != nil {
+	if ds := c.Str("destination_session"); ds != nil && *ds != "" {
 		dest = *ds
 	}
 	src := w["session_id"] + ":" + w["window_index"]
@@ -243,7 +261,11 @@ func killWindow(ctx context.Context, c *Call) (any, error) {
 		return nil, err
 	}
 	if id := c.caller(); id != nil && id.PaneID != "" && c.callerOnServer(ctx, srv) {
-		if p, err := srv.PaneByID(ctx, id.PaneID); err == nil && p["window_id"] == w["window_id"] {
+		p, err := callerPane(ctx, srv, id.PaneID)
+		if err != nil {
+			return nil, err
+		}
+		if p != nil && p["window_id"] == wid {
 			return nil, refusedf("Refusing to kill the window containing this MCP server's pane. Use a manual tmux command if intended.")
 		}
 	}
@@ -251,4 +273,17 @@ func killWindow(ctx context.Context, c *Call) (any, error) {
 		return nil, err
 	}
 	return "Window killed: " + w["window_id"], nil
+}
+
+// callerPane looks the caller's pane up on the target server as the
+// anchor's guards do (server.panes.get with a default): a missing pane is
+// nil, but a pane listed more than once (its window is linked into
+// several sessions) or a failed listing is an error, never a pass.
+func callerPane(ctx context.Context, srv *tmux.Server, id string) (tmux.Attrs, error) {
+	p, err := srv.PaneByID(ctx, id)
+	var nf *tmux.PaneNotFoundError
+	if errors.As(err, &nf) {
+		return nil, nil
+	}
+	return p, err
 }

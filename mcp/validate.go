@@ -121,21 +121,20 @@ func coerceParam(p *paramSpec, v any, loc []string) (any, []valErr) {
 		}
 	}
 	types := p.typeNames()
-	if len(types) == 1 {
-		cv, es := coerceType(types[0], v, loc)
-		if len(es) == 0 && p.Enum != nil {
-			s, _ := cv.(string)
-			ok := false
+	if p.Enum != nil {
+		// A Literal accepts only its own values; anything else (another
+		// type, null where not nullable) is a literal_error.
+		if s, ok := v.(string); ok {
 			for _, e := range p.Enum {
 				if e == s {
-					ok = true
+					return s, nil
 				}
 			}
-			if !ok {
-				return nil, []valErr{{loc, "Input should be " + literalList(p.Enum), "literal_error"}}
-			}
 		}
-		return cv, es
+		return nil, []valErr{{loc, "Input should be " + literalList(p.Enum), "literal_error"}}
+	}
+	if len(types) == 1 {
+		return coerceType(types[0], v, loc)
 	}
 	// Union (smart mode): an exact type match wins, then the first lax match.
 	for _, tn := range types {
@@ -218,73 +217,11 @@ func coerceType(tn string, v any, loc []string) (any, []valErr) {
 		}
 		return nil, []valErr{{loc, "Input should be a valid string", "string_type"}}
 	case "integer":
-		switch x := v.(type) {
-		case bool:
-			if x {
-				return 1, nil
-			}
-			return 0, nil
-		case string:
-			s := strings.TrimSpace(x)
-			if n, err := strconv.Atoi(strings.ReplaceAll(s, "_", "")); err == nil {
-				return n, nil
-			}
-			if f, err := strconv.ParseFloat(s, 64); err == nil && f == math.Trunc(f) && !math.IsInf(f, 0) {
-				return int(f), nil
-			}
-			return nil, []valErr{{loc, "Input should be a valid integer, unable to parse string as an integer", "int_parsing"}}
-		}
-		if f, ok := asFloat(v); ok {
-			if math.IsInf(f, 0) || math.IsNaN(f) {
-				return nil, []valErr{{loc, "Input should be a finite number", "finite_number"}}
-			}
-			if f != math.Trunc(f) {
-				return nil, []valErr{{loc, "Input should be a valid integer, got a number with a fractional part", "int_from_float"}}
-			}
-			return int(f), nil
-		}
-		return nil, []valErr{{loc, "Input should be a valid integer", "int_type"}}
+		return coerceInt(v, loc)
 	case "number":
-		switch x := v.(type) {
-		case bool:
-			if x {
-				return 1.0, nil
-			}
-			return 0.0, nil
-		case string:
-			f, err := strconv.ParseFloat(strings.TrimSpace(x), 64)
-			if err != nil {
-				return nil, []valErr{{loc, "Input should be a valid number, unable to parse string as a number", "float_parsing"}}
-			}
-			return f, nil
-		}
-		if f, ok := asFloat(v); ok {
-			return f, nil
-		}
-		return nil, []valErr{{loc, "Input should be a valid number", "float_type"}}
+		return coerceNumber(v, loc)
 	case "boolean":
-		switch x := v.(type) {
-		case bool:
-			return x, nil
-		case string:
-			switch strings.ToLower(strings.TrimSpace(x)) {
-			case "1", "true", "t", "yes", "y", "on":
-				return true, nil
-			case "0", "false", "f", "no", "n", "off":
-				return false, nil
-			}
-			return nil, []valErr{{loc, "Input should be a valid boolean, unable to interpret input", "bool_parsing"}}
-		}
-		if f, ok := asFloat(v); ok {
-			if f == 1 {
-				return true, nil
-			}
-			if f == 0 {
-				return false, nil
-			}
-			return nil, []valErr{{loc, "Input should be a valid boolean, unable to interpret input", "bool_parsing"}}
-		}
-		return nil, []valErr{{loc, "Input should be a valid boolean", "bool_type"}}
+		return coerceBool(v, loc)
 	case "object":
 		if m, ok := v.(map[string]any); ok {
 			return m, nil
@@ -393,4 +330,246 @@ func coerceModel(name string, fields []paramSpec, v any, loc []string) (any, []v
 		errs = append(errs, valErr{append(append([]string(nil), loc...), k), "Extra inputs are not permitted", "extra_forbidden"})
 	}
 	return out, errs
+}
+
+// Lax scalar coercion with pydantic 2.13's rules (Python-mode input, the
+// values a JSON decoder yields). JSON numbers keep Python's int/float
+// distinction: a literal with '.', 'e' or 'E' is a float.
+
+func numberIsFloat(n json.Number) bool { return strings.ContainsAny(string(n), ".eE") }
+
+// numberValue splits a scalar into (isNumber, isFloatLiteral, float value,
+// int value, int overflowed).
+func numberValue(v any) (ok, isFloat bool, f float64, i int64, big bool) {
+	switch x := v.(type) {
+	case json.Number:
+		if !numberIsFloat(x) {
+			n, err := strconv.ParseInt(string(x), 10, 64)
+			if err != nil {
+				f, _ := strconv.ParseFloat(string(x), 64)
+				return true, false, f, clampInt(f), true
+			}
+			return true, false, float64(n), n, false
+		}
+		f, err := strconv.ParseFloat(string(x), 64)
+		if err != nil && !math.IsInf(f, 0) {
+			return false, false, 0, 0, false
+		}
+		return true, true, f, 0, false
+	case float64:
+		return true, true, x, 0, false
+	case int:
+		return true, false, float64(x), int64(x), false
+	case int64:
+		return true, false, float64(x), x, false
+	}
+	return false, false, 0, 0, false
+}
+
+func clampInt(f float64) int64 {
+	if f < 0 {
+		return math.MinInt64
+	}
+	return math.MaxInt64
+}
+
+// floatToInt is pydantic's float_as_int.
+func floatToInt(f float64, loc []string) (any, []valErr) {
+	switch {
+	case math.IsInf(f, 0) || math.IsNaN(f):
+		return nil, []valErr{{loc, "Input should be a finite number", "finite_number"}}
+	case f != math.Trunc(f):
+		return nil, []valErr{{loc, "Input should be a valid integer, got a number with a fractional part", "int_from_float"}}
+	case f <= -9223372036854775808.0 || f >= 9223372036854775808.0:
+		return nil, []valErr{{loc, "Unable to parse input string as an integer, exceeded maximum size", "int_parsing_size"}}
+	}
+	return int(f), nil
+}
+
+func coerceInt(v any, loc []string) (any, []valErr) {
+	switch x := v.(type) {
+	case bool:
+		if x {
+			return 1, nil
+		}
+		return 0, nil
+	case string:
+		if n, ok := pyStrInt(x); ok {
+			return n, nil
+		}
+		return nil, []valErr{{loc, "Input should be a valid integer, unable to parse string as an integer", "int_parsing"}}
+	}
+	ok, isFloat, f, i, _ := numberValue(v)
+	if !ok {
+		return nil, []valErr{{loc, "Input should be a valid integer", "int_type"}}
+	}
+	if isFloat {
+		return floatToInt(f, loc)
+	}
+	return int(i), nil
+}
+
+// pyStrInt parses an integer string as pydantic does: surrounding
+// whitespace, an optional sign, ASCII digits; a ".0+" tail and single
+// underscores between digits are tolerated. Integers beyond 64 bits are
+// clamped (Python would keep them exact).
+func pyStrInt(s string) (int, bool) {
+	s = strings.TrimSpace(s)
+	if n, ok := parseDecInt(s); ok {
+		return n, true
+	}
+	if i := strings.IndexByte(s, '.'); i >= 0 && i+1 < len(s) && strings.Trim(s[i+1:], "0") == "" {
+		s = s[:i]
+		if n, ok := parseDecInt(s); ok {
+			return n, true
+		}
+	}
+	if u, ok := stripUnderscores(s); ok {
+		return parseDecInt(u)
+	}
+	return 0, false
+}
+
+func parseDecInt(s string) (int, bool) {
+	digits := strings.TrimLeft(s, "+-")
+	if len(s)-len(digits) > 1 || digits == "" {
+		return 0, false
+	}
+	for _, r := range digits {
+		if r < '0' || r > '9' {
+			return 0, false
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		if s[0] == '-' {
+			return math.MinInt64, true
+		}
+		return math.MaxInt64, true
+	}
+	return int(n), true
+}
+
+// stripUnderscores removes digit-group underscores; an underscore that
+// is not between two digits makes the string invalid.
+func stripUnderscores(s string) (string, bool) {
+	if !strings.Contains(s, "_") {
+		return "", false
+	}
+	isDigit := func(c byte) bool { return '0' <= c && c <= '9' }
+	for i := 0; i < len(s); i++ {
+		if s[i] == '_' && (i == 0 || i == len(s)-1 || !isDigit(s[i-1]) || !isDigit(s[i+1])) {
+			return "", false
+		}
+	}
+	return strings.ReplaceAll(s, "_", ""), true
+}
+
+func coerceNumber(v any, loc []string) (any, []valErr) {
+	switch x := v.(type) {
+	case bool:
+		if x {
+			return 1.0, nil
+		}
+		return 0.0, nil
+	case string:
+		if f, ok := pyStrFloat(x); ok {
+			return f, nil
+		}
+		return nil, []valErr{{loc, "Input should be a valid number, unable to parse string as a number", "float_parsing"}}
+	}
+	ok, _, f, _, big := numberValue(v)
+	if !ok || (big && math.IsInf(f, 0)) {
+		return nil, []valErr{{loc, "Input should be a valid number", "float_type"}}
+	}
+	return f, nil
+}
+
+// pyStrFloat parses a float string the way pydantic does: decimal
+// notation, inf/infinity/nan in any case with an optional sign, digit
+// group underscores; no hexadecimal floats.
+func pyStrFloat(s string) (float64, bool) {
+	s = strings.TrimSpace(s)
+	parse := func(t string) (float64, bool) {
+		if t == "" || strings.ContainsAny(t, "xX_") {
+			return 0, false
+		}
+		if strings.EqualFold(strings.TrimLeft(t, "+-"), "nan") && len(t)-len(strings.TrimLeft(t, "+-")) <= 1 {
+			return math.NaN(), true
+		}
+		f, err := strconv.ParseFloat(t, 64)
+		if err != nil && !math.IsInf(f, 0) {
+			return 0, false
+		}
+		return f, true
+	}
+	if f, ok := parse(s); ok {
+		return f, true
+	}
+	if u, ok := stripUnderscores(s); ok {
+		return parse(u)
+	}
+	return 0, false
+}
+
+func coerceBool(v any, loc []string) (any, []valErr) {
+	parsing := []valErr{{loc, "Input should be a valid boolean, unable to interpret input", "bool_parsing"}}
+	switch x := v.(type) {
+	case bool:
+		return x, nil
+	case string:
+		switch {
+		case x == "0" || asciiFoldIn(x, "f", "n", "no", "off", "false"):
+			return false, nil
+		case x == "1" || asciiFoldIn(x, "t", "y", "on", "yes", "true"):
+			return true, nil
+		}
+		return nil, parsing
+	}
+	ok, isFloat, f, i, _ := numberValue(v)
+	if !ok {
+		return nil, []valErr{{loc, "Input should be a valid boolean", "bool_type"}}
+	}
+	if isFloat {
+		switch {
+		case f == 0:
+			return false, nil
+		case f == 1:
+			return true, nil
+		case f != math.Trunc(f):
+			return nil, []valErr{{loc, "Input should be a valid boolean", "bool_type"}}
+		}
+		return nil, parsing
+	}
+	switch i {
+	case 0:
+		return false, nil
+	case 1:
+		return true, nil
+	}
+	return nil, parsing
+}
+
+// asciiFoldIn reports whether s equals one of words ignoring ASCII case.
+func asciiFoldIn(s string, words ...string) bool {
+	for _, w := range words {
+		if len(s) != len(w) {
+			continue
+		}
+		match := true
+		for i := 0; i < len(s); i++ {
+			c := s[i]
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			if c != w[i] {
+				match = false
+				break
+			}
+		}
+		if match {
+			return true
+		}
+	}
+	return false
 }

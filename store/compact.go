@@ -26,6 +26,9 @@ const compactTxMaxSize = 4 << 20
 // the old file; a process that had opened the old file before the rename
 // finds it marked retired and reopens the path.
 func (s *Store) Compact(ctx context.Context) error {
+	if s.opts.ReadOnly {
+		return s.readOnlyError()
+	}
 	return s.serialize(ctx, func(deadline time.Time) error {
 		return s.withDB(true, deadline, func(src *bolt.DB) error {
 			return s.compactLocked(ctx, src)

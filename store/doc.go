@@ -12,6 +12,10 @@
 // (flock is per open file description, so they would otherwise contend
 // through bbolt's 50 ms polling). A lock that stays busy past the timeout
 // gives an error matching [ErrLocked]; no call waits longer than that.
+// Readers such as `fleetmux audit` open the file with [Options.ReadOnly]:
+// shared locks only, and the file is never created or changed. A process
+// whose first open found the file locked can keep a [Handle] and retry on
+// each later operation.
 //
 // Writes are committed with fdatasync before Append returns, so a process
 // killed with SIGKILL at any moment leaves a file that opens with every record

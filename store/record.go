@@ -30,8 +30,9 @@ type Record struct {
 	// order (not necessarily in Time order across processes). Callers leave
 	// it zero.
 	Seq uint64 `json:"seq,omitempty"`
-	// Time is when the call finished, UTC with nanoseconds. Append fills in
-	// the current time when it is zero.
+	// Time is when the call started (as fleetmux's MCP layer records it),
+	// UTC with nanoseconds. Append fills in the current time when it is
+	// zero.
 	Time time.Time `json:"time"`
 	// PID is the fleetmux process id.
 	PID int `json:"pid"`

@@ -31,6 +31,12 @@ var (
 	// ErrNewerSchema means the file was written by a newer fleetmux whose
 	// schema this version does not know.
 	ErrNewerSchema = errors.New("state file was written by a newer fleetmux")
+	// ErrOldSchema means a read found a file of an older schema version: a
+	// read-only Store cannot migrate it (any write does).
+	ErrOldSchema = errors.New("state file has an older schema and needs a migration")
+	// ErrReadOnly is returned by the write operations of a Store opened with
+	// Options.ReadOnly.
+	ErrReadOnly = errors.New("state file was opened read-only")
 )
 
 // DefaultLockTimeout is the default Options.LockTimeout.
@@ -42,6 +48,13 @@ type Options struct {
 	// including the wait behind other goroutines of this process. Zero
 	// means DefaultLockTimeout. A context deadline that comes sooner wins.
 	LockTimeout time.Duration
+	// ReadOnly opens the file for reading only: OpenContext requires it to
+	// exist and neither creates, migrates nor re-modes it, every operation
+	// takes only a shared lock, and the write operations (Append,
+	// PutHostState, Prune, Compact) fail with ErrReadOnly. A file of an
+	// older schema gives ErrOldSchema. This is what a reader such as
+	// `fleetmux audit` uses, so it never changes the file it inspects.
+	ReadOnly bool
 }
 
 // Store is a handle on a state file. It holds no file descriptor or lock
@@ -64,6 +77,7 @@ var (
 	keyCreated   = []byte("created")
 	keyRetired   = []byte("retired")
 	errRetired   = errors.New("store: state file was replaced by compaction")
+	errEmptyFile = errors.New("store: empty state file")
 	semaphoresMu sync.Mutex
 	semaphores   = map[string]chan struct{}{}
 )
@@ -108,6 +122,9 @@ func OpenContext(ctx context.Context, path string, opts Options) (*Store, error)
 	if opts.LockTimeout <= 0 {
 		opts.LockTimeout = DefaultLockTimeout
 	}
+	if opts.ReadOnly {
+		return openReadOnly(ctx, abs, opts)
+	}
 	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
 		return nil, fmt.Errorf("store: create state directory: %w", err)
 	}
@@ -135,6 +152,40 @@ func OpenContext(ctx context.Context, path string, opts Options) (*Store, error)
 	return s, nil
 }
 
+// openReadOnly is OpenContext for Options.ReadOnly: the file must exist and
+// be a fleetmux state file of the current schema (or empty).
+func openReadOnly(ctx context.Context, abs string, opts Options) (*Store, error) {
+	switch fi, err := os.Stat(abs); {
+	case err != nil:
+		return nil, fmt.Errorf("store: %w", err)
+	case fi.IsDir():
+		return nil, fmt.Errorf("store: %s is a directory, not a state file", abs)
+	}
+	s := &Store{path: abs, opts: opts, sem: semaphoreFor(abs), now: time.Now}
+	if err := s.view(ctx, func(*bolt.Bucket) error { return nil }); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Handle returns a Store for path without touching the file: the first
+// write creates (or migrates) it, as after OpenContext. It is for a caller
+// whose OpenContext failed with ErrLocked and that wants its later
+// operations to try again rather than give up on the file for good.
+func Handle(path string, opts Options) (*Store, error) {
+	if path == "" {
+		return nil, errors.New("store: empty state file path")
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("store: %w", err)
+	}
+	if opts.LockTimeout <= 0 {
+		opts.LockTimeout = DefaultLockTimeout
+	}
+	return &Store{path: abs, opts: opts, sem: semaphoreFor(abs), now: time.Now}, nil
+}
+
 // Path returns the absolute path of the state file.
 func (s *Store) Path() string { return s.path }
 
@@ -152,17 +203,26 @@ func semaphoreFor(path string) chan struct{} {
 // view runs fn in a read-only transaction. root is nil when the file holds
 // no data yet.
 func (s *Store) view(ctx context.Context, fn func(root *bolt.Bucket) error) error {
-	return s.do(ctx, false, func(tx *bolt.Tx) error {
+	err := s.do(ctx, false, func(tx *bolt.Tx) error {
 		root, err := s.checkCurrent(tx)
 		if err != nil {
 			return err
 		}
 		return fn(root)
 	})
+	if errors.Is(err, errEmptyFile) {
+		// A zero-length file holds no data yet; bbolt would try to
+		// initialise it, which a reader must not do.
+		return fn(nil)
+	}
+	return err
 }
 
 // update runs fn in a read-write transaction on a current tree.
 func (s *Store) update(ctx context.Context, fn func(root *bolt.Bucket) error) error {
+	if s.opts.ReadOnly {
+		return s.readOnlyError()
+	}
 	return s.do(ctx, true, func(tx *bolt.Tx) error {
 		root, err := s.ensureCurrent(tx)
 		if err != nil {
@@ -229,6 +289,10 @@ func (s *Store) acquire(ctx context.Context, deadline time.Time) (release func()
 	}
 }
 
+func (s *Store) readOnlyError() error {
+	return fmt.Errorf("store: %s: %w", s.path, ErrReadOnly)
+}
+
 func (s *Store) lockedError() error {
 	return fmt.Errorf("store: %s: %w (lock wait limit %s)", s.path, ErrLocked, s.opts.LockTimeout)
 }
@@ -238,6 +302,16 @@ func (s *Store) corruptError(cause any) error {
 		return fmt.Errorf("store: %s: %w: %w", s.path, ErrCorrupt, err)
 	}
 	return fmt.Errorf("store: %s: %w: %v", s.path, ErrCorrupt, cause)
+}
+
+// panicError is corruptError for a panic (or memory fault) inside bbolt,
+// which only a damaged file causes: the runtime's own text ("invalid memory
+// address or nil pointer dereference") would mean nothing to a user.
+func (s *Store) panicError(r any) error {
+	if err, ok := r.(error); ok {
+		return fmt.Errorf("store: %s: %w (bbolt failed reading it: %w)", s.path, ErrCorrupt, err)
+	}
+	return fmt.Errorf("store: %s: %w (bbolt failed reading it: %v)", s.path, ErrCorrupt, r)
 }
 
 // once is one open-transaction-close cycle.
@@ -267,7 +341,7 @@ func (s *Store) withDB(write bool, deadline time.Time, fn func(db *bolt.DB) erro
 			} else if file != nil {
 				_ = file.Close()
 			}
-			err = s.corruptError(r)
+			err = s.panicError(r)
 		}
 	}()
 	db, err = bolt.Open(s.path, 0o600, &bolt.Options{
@@ -275,11 +349,20 @@ func (s *Store) withDB(write bool, deadline time.Time, fn func(db *bolt.DB) erro
 		ReadOnly: !write,
 		OpenFile: func(name string, flag int, perm os.FileMode) (*os.File, error) {
 			f, err := os.OpenFile(name, flag, perm)
+			if err == nil && !write {
+				if fi, serr := f.Stat(); serr == nil && fi.Size() == 0 {
+					_ = f.Close()
+					return nil, errEmptyFile
+				}
+			}
 			file = f
 			return f, err
 		},
 	})
 	if err != nil {
+		if errors.Is(err, errEmptyFile) {
+			return errEmptyFile
+		}
 		return s.openError(err)
 	}
 	err = fn(db)
@@ -348,7 +431,7 @@ func (s *Store) checkCurrent(tx *bolt.Tx) (*bolt.Bucket, error) {
 	case v == 0:
 		return nil, nil
 	case v < schemaVersion:
-		return nil, fmt.Errorf("store: %s has schema version %d and needs a migration (any write does it)", s.path, v)
+		return nil, fmt.Errorf("store: %s: %w (schema version %d; any write by fleetmux migrates it)", s.path, ErrOldSchema, v)
 	}
 	return root, nil
 }

@@ -113,16 +113,62 @@ func isNoServer(stderr string) bool {
 
 // Sessions lists every session.
 func (s *Server) Sessions(ctx context.Context) ([]Attrs, error) {
-	return s.list(ctx, SessionFields, "list-sessions")
+	return s.SessionsWith(ctx, nil)
+}
+
+// SessionsWith lists every session, reading the extra format variables
+// too.
+func (s *Server) SessionsWith(ctx context.Context, extra []string) ([]Attrs, error) {
+	return s.list(ctx, withFields(SessionFields, extra), "list-sessions")
 }
 
 // Windows lists windows: of one session when target is set, else all
 // (list-windows -a, a linked window once per session).
 func (s *Server) Windows(ctx context.Context, target string) ([]Attrs, error) {
+	return s.WindowsWith(ctx, target, nil)
+}
+
+// WindowsWith is Windows reading the extra format variables too.
+func (s *Server) WindowsWith(ctx context.Context, target string, extra []string) ([]Attrs, error) {
+	fields := withFields(WindowFields, extra)
 	if target == "" {
-		return s.list(ctx, WindowFields, "list-windows", "-a")
+		return s.list(ctx, fields, "list-windows", "-a")
 	}
-	return s.list(ctx, WindowFields, "list-windows", "-t", target)
+	return s.list(ctx, fields, "list-windows", "-t", target)
+}
+
+// withFields appends the extra variables not already in base. Callers
+// must pass plain variable names (they become #{name} in the format).
+func withFields(base, extra []string) []string {
+	if len(extra) == 0 {
+		return base
+	}
+	out := append([]string(nil), base...)
+	have := map[string]bool{}
+	for _, f := range base {
+		have[f] = true
+	}
+	for _, f := range extra {
+		if !have[f] && validFieldName(f) {
+			have[f] = true
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// validFieldName accepts format variable names only (letters, digits and
+// underscores), so a name can never smuggle format syntax.
+func validFieldName(f string) bool {
+	if f == "" {
+		return false
+	}
+	for _, r := range f {
+		if !(r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return true
 }
 
 // PaneScope selects which panes Panes lists.
@@ -137,13 +183,19 @@ const (
 
 // Panes lists panes in the given scope.
 func (s *Server) Panes(ctx context.Context, scope PaneScope, target string) ([]Attrs, error) {
+	return s.PanesWith(ctx, scope, target, nil)
+}
+
+// PanesWith is Panes reading the extra format variables too.
+func (s *Server) PanesWith(ctx context.Context, scope PaneScope, target string, extra []string) ([]Attrs, error) {
+	fields := withFields(PaneFields, extra)
 	switch scope {
 	case PanesSession:
-		return s.list(ctx, PaneFields, "list-panes", "-s", "-t", target)
+		return s.list(ctx, fields, "list-panes", "-s", "-t", target)
 	case PanesWindow:
-		return s.list(ctx, PaneFields, "list-panes", "-t", target)
+		return s.list(ctx, fields, "list-panes", "-t", target)
 	default:
-		return s.list(ctx, PaneFields, "list-panes", "-a")
+		return s.list(ctx, fields, "list-panes", "-a")
 	}
 }
 

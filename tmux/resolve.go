@@ -1,6 +1,12 @@
 package tmux
 
-import "context"
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+)
 
 // Lookup finds rows whose key equals value. More than one match is an
 // AmbiguousError; none returns nil.
@@ -188,18 +194,27 @@ func (s *Server) ResolvePane(ctx context.Context, t PaneTarget) (Attrs, error) {
 	}
 	var win []Attrs
 	if t.WindowID != nil {
-		sessions := map[string]bool{}
+		// list-windows -a lists one row per winlink: a window linked into
+		// two sessions, or twice into one, is ambiguous by id.
+		links := map[string]bool{}
+		first := ""
 		for _, r := range rows {
 			if r["window_id"] == *t.WindowID {
-				sessions[r["session_id"]] = true
-				win = append(win, r)
+				link := r["session_id"] + ":" + r["window_index"]
+				if first == "" {
+					first = link
+				}
+				links[link] = true
+				if link == first {
+					win = append(win, r)
+				}
 			}
 		}
-		if len(sessions) == 0 {
+		if len(links) == 0 {
 			return nil, &NotFoundError{Key: "window_id", ID: *t.WindowID, ListCmd: "list-windows"}
 		}
-		if len(sessions) > 1 {
-			return nil, &AmbiguousError{Count: len(sessions), Key: "window_id", Value: *t.WindowID}
+		if len(links) > 1 {
+			return nil, &AmbiguousError{Count: len(links), Key: "window_id", Value: *t.WindowID}
 		}
 	} else {
 		srows, err := sessionRows(rows, t.SessionName, t.SessionID)
@@ -220,4 +235,107 @@ func (s *Server) ResolvePane(ctx context.Context, t PaneTarget) (Attrs, error) {
 		return nil, &PaneNotFoundError{}
 	}
 	return win[0], nil
+}
+
+// RefreshWindow re-reads a window as libtmux's Window.refresh does:
+// list-windows -t <id> lets tmux pick the session; among the rows of the
+// id, the current winlink wins, else the lowest index. A window linked
+// into several sessions is therefore not ambiguous here.
+func (s *Server) RefreshWindow(ctx context.Context, id string) (Attrs, error) {
+	rows, err := s.Windows(ctx, id)
+	if err != nil && !targetMissing(err) {
+		return nil, err
+	}
+	var match []Attrs
+	for _, r := range rows {
+		if r["window_id"] == id {
+			match = append(match, r)
+		}
+	}
+	if len(match) == 0 {
+		return nil, &NotFoundError{Key: "window_id", ID: id, ListCmd: "list-windows", Extra: pyTuple("-t", id)}
+	}
+	best := match[0]
+	for _, r := range match {
+		if r["window_active"] == "1" {
+			return r, nil
+		}
+		if atoi(r["window_index"]) < atoi(best["window_index"]) {
+			best = r
+		}
+	}
+	return best, nil
+}
+
+// RefreshPane re-reads a pane as libtmux's Pane.refresh does
+// (list-panes -t <id>: the pane's window in the session tmux picks).
+func (s *Server) RefreshPane(ctx context.Context, id string) (Attrs, error) {
+	rows, err := s.Panes(ctx, PanesWindow, id)
+	if err != nil && !targetMissing(err) {
+		return nil, err
+	}
+	for _, r := range rows {
+		if r["pane_id"] == id {
+			return r, nil
+		}
+	}
+	return nil, &NotFoundError{Key: "pane_id", ID: id, ListCmd: "list-panes", Extra: pyTuple("-t", id)}
+}
+
+// targetMissing reports a listing refused because its -t target does not
+// exist ("can't find window: @9").
+func targetMissing(err error) bool {
+	var ce *CommandError
+	return errors.As(err, &ce) && strings.Contains(strings.Join(ce.Stderr, "\n"), "can't find ")
+}
+
+func atoi(s string) int {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return int(^uint(0) >> 1)
+	}
+	return n
+}
+
+// pyTuple renders strings as a Python tuple literal, as libtmux's
+// not-found messages print their list arguments.
+func pyTuple(items ...string) string {
+	q := make([]string, len(items))
+	for i, it := range items {
+		q[i] = pyStrRepr(it)
+	}
+	if len(q) == 1 {
+		return "(" + q[0] + ",)"
+	}
+	return "(" + strings.Join(q, ", ") + ")"
+}
+
+// pyStrRepr is Python's repr of a str for printable text.
+func pyStrRepr(s string) string {
+	quote := "'"
+	if strings.Contains(s, "'") && !strings.Contains(s, "\"") {
+		quote = "\""
+	}
+	var sb strings.Builder
+	sb.WriteString(quote)
+	for _, r := range s {
+		switch {
+		case r == '\\':
+			sb.WriteString("\\\\")
+		case string(r) == quote:
+			sb.WriteString("\\" + quote)
+		case r == '\n':
+			sb.WriteString("\\n")
+		case r == '\t':
+			sb.WriteString("\\t")
+		case r == '\r':
+			sb.WriteString("\\r")
+		case r < 0x20 || r == 0x7f:
+			fmt.Fprintf(&sb, "\\x%02x", r)
+		default:
+			sb.WriteRune(r)
+		}
+	}
+	sb.WriteString(quote)
+	return sb.String()
 }

@@ -28,7 +28,8 @@ Shows the audit log: one record per tool call that any fleetmux process made
 host, tool, outcome, duration, error and arguments. Sensitive arguments (keys,
 text, command, value, content, shell, environment) were reduced to their
 length and a SHA-256 prefix before they were stored; the raw values are not
-in the file.
+in the file. The state file is only read (shared lock), never created or
+changed, except by --compact and to migrate a file of an older fleetmux.
 
 Flags:
   --state FILE    state file to read. Default: $FLEETMUX_STATE, else
@@ -73,6 +74,9 @@ type auditEnv struct {
 	now    func() time.Time
 	loc    *time.Location
 	poll   time.Duration // --follow polling interval
+	// lockTimeout bounds each wait for the state file's lock (0: the
+	// store's default).
+	lockTimeout time.Duration
 }
 
 // runAudit is the entry point of `fleetmux audit`.
@@ -114,9 +118,9 @@ func auditMain(ctx context.Context, args []string, env auditEnv, stdout, stderr 
 		fmt.Fprintf(stderr, "fleetmux audit: %v\n", err)
 		return 1
 	}
-	s, err := store.OpenContext(ctx, path, store.Options{})
+	s, err := openForAudit(ctx, path, opts.compact, env.lockTimeout)
 	if err != nil {
-		fmt.Fprintf(stderr, "fleetmux audit: %v\n", err)
+		fmt.Fprintf(stderr, "fleetmux audit: %v%s\n", err, auditErrorHint(err))
 		return 1
 	}
 	if opts.compact {
@@ -151,6 +155,31 @@ func auditMain(ctx context.Context, args []string, env auditEnv, stdout, stderr 
 		return 0
 	}
 	return auditFollow(ctx, s, opts.query, baseline, p, env, stderr)
+}
+
+// openForAudit opens the state file for `fleetmux audit`: read-only, so a
+// reader never creates, migrates or re-modes the file and takes only shared
+// locks, unless it must write (--compact, or a file of an older schema that
+// has to be migrated before it can be read).
+func openForAudit(ctx context.Context, path string, write bool, lockTimeout time.Duration) (*store.Store, error) {
+	if !write {
+		s, err := store.OpenContext(ctx, path, store.Options{ReadOnly: true, LockTimeout: lockTimeout})
+		if !errors.Is(err, store.ErrOldSchema) {
+			return s, err
+		}
+	}
+	return store.OpenContext(ctx, path, store.Options{LockTimeout: lockTimeout})
+}
+
+// auditErrorHint says what to do about a state file that cannot be read.
+func auditErrorHint(err error) string {
+	switch {
+	case errors.Is(err, store.ErrCorrupt), errors.Is(err, store.ErrForeign):
+		return "; move it aside (fleetmux then starts a new one) or pass --state"
+	case errors.Is(err, store.ErrLocked):
+		return "; try again"
+	}
+	return ""
 }
 
 // auditFollow polls for records committed after lastSeq until ctx is done.
@@ -247,7 +276,7 @@ func parseAuditArgs(args []string, now time.Time, stderr io.Writer) (*auditOptio
 	fs.BoolVar(&o.compact, "compact", false, "compact")
 	usageErr := func(format string, a ...any) (*auditOptions, error) {
 		err := fmt.Errorf(format, a...)
-		fmt.Fprintf(stderr, "fleetmux audit: %v\n(see fleetmux audit --help)\n", err)
+		fmt.Fprintf(stderr, "fleetmux audit: %v (see fleetmux audit --help)\n", err)
 		return nil, err
 	}
 	if err := fs.Parse(args); err != nil {

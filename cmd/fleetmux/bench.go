@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -22,19 +23,41 @@ import (
 
 func init() { subcommands["bench"] = runBench }
 
-const benchUsage = `usage: fleetmux bench [--hosts PATTERNS] [--host H] [--n N] [--json]
+const benchUsage = `Usage: fleetmux bench [--hosts PATTERNS] [--host H] [--n N] [--json]
 
 Measures tool-call latency (p50/p90) through the full MCP layer for
 list_sessions, capture_pane and send_keys on each path:
 
-  local         tmux on this machine
+  local         tmux on this machine (always measured)
   ssh-command   the remote host, a new SSH session per command
   ssh-channel   the remote host, fleetmux's long-lived command channels
+                (with the cost of the first call, cold-first-call)
   openssh-cm    the remote host via the ssh client with ControlMaster
+                (when an OpenSSH client is installed)
   fanout        list_sessions with host "*" over every selected host
+                (when --hosts selects more than one)
 
-Each figure is also given as a ratio to the local figure of the same run.
-A private tmux socket (fleetmux-bench-PID) is used and killed afterwards.
+Each figure is also given as a ratio to the local figure of the same run
+(column xLOCAL). A private tmux socket (fleetmux-bench-PID) is used on every
+host and its server killed afterwards; your own tmux sessions are untouched.
+Nothing is written to the audit log.
+
+Flags:
+  --hosts PATTERNS
+      remote hosts to measure: comma-separated globs over ssh_config Host
+      aliases, "!pat" excludes (env FLEETMUX_HOSTS); without it only the
+      local path is measured
+  --ssh-config FILE
+      ssh_config to read hosts from (default ~/.ssh/config; env
+      FLEETMUX_SSH_CONFIG)
+  --host H
+      the host for the per-host paths (default: the first selected host)
+  --n N
+      measured calls per tool and path, after 3 warm-up calls (default 50)
+  --json
+      print the rows as a JSON array instead of a table
+
+Exit status: 0 on success, 1 when a path failed, 2 on bad usage.
 `
 
 type benchRow struct {
@@ -49,17 +72,20 @@ type benchRow struct {
 
 func runBench(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("fleetmux bench", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	hosts := fs.String("hosts", os.Getenv("FLEETMUX_HOSTS"), "remote hosts to measure (globs over ssh_config aliases)")
 	sshConfig := fs.String("ssh-config", os.Getenv("FLEETMUX_SSH_CONFIG"), "ssh_config file")
 	host := fs.String("host", "", "host for the per-host paths (default: the first selected host)")
 	n := fs.Int("n", 50, "calls per tool and path")
 	asJSON := fs.Bool("json", false, "print JSON")
-	fs.Usage = func() { fmt.Fprint(fs.Output(), benchUsage); fs.PrintDefaults() }
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args, stderr); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stdout, benchUsage)
 			return 0
 		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "fleetmux bench: unexpected argument %q (see fleetmux bench --help)\n", fs.Arg(0))
 		return 2
 	}
 	if *n < 1 {
@@ -166,7 +192,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		_ = enc.Encode(rows)
 		return 0
 	}
-	fmt.Fprintf(stdout, "%-12s %-18s %-12s %5s %9s %9s %8s\n", "PATH", "TOOL", "HOST", "N", "P50 ms", "P90 ms", "×LOCAL")
+	fmt.Fprintf(stdout, "%-12s %-18s %-12s %5s %9s %9s %8s\n", "PATH", "TOOL", "HOST", "N", "P50 ms", "P90 ms", "xLOCAL")
 	for _, r := range rows {
 		fmt.Fprintf(stdout, "%-12s %-18s %-12s %5d %9.2f %9.2f %8.2f\n", r.Path, r.Tool, r.Host, r.N, r.P50ms, r.P90ms, r.Ratio)
 	}
@@ -219,7 +245,7 @@ func (p benchPath) measure(ctx context.Context, socket string, n int) ([]benchRo
 			return d, err
 		}
 		if res.IsError {
-			return d, fmt.Errorf("%s: %v", name, res.Content)
+			return d, fmt.Errorf("%s: %s", name, benchErrorText(res))
 		}
 		return d, nil
 	}
@@ -278,3 +304,18 @@ func (p benchPath) measure(ctx context.Context, socket string, n int) ([]benchRo
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// benchErrorText is the text of an error result, for a one-line message.
+func benchErrorText(res *sdk.CallToolResult) string {
+	var parts []string
+	for _, c := range res.Content {
+		if t, ok := c.(*sdk.TextContent); ok {
+			parts = append(parts, t.Text)
+		}
+	}
+	if len(parts) == 0 {
+		return "error result without text"
+	}
+	text := strings.Join(parts, "; ")
+	return strings.ReplaceAll(text, "\n", " ")
+}

@@ -14,8 +14,11 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
+	"time"
+	"unicode/utf8"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -41,10 +44,15 @@ const usage = `fleetmux: tmux for AI agents, on this machine and on your dev box
 Usage:
   fleetmux [flags]                  serve MCP on stdio (register this with your MCP client)
   fleetmux tools [--json]           list the tools this configuration exposes
-  fleetmux call TOOL [JSON]         run one tool and print its result as JSON
+  fleetmux call TOOL [JSON] [--host H]
+                                    run one tool and print its MCP result as JSON
   fleetmux hosts [--json] [--check] show ssh_config hosts and how they resolve
   fleetmux audit [flags]            query the persisted audit log
   fleetmux bench [flags]            measure tool-call latency per transport
+  fleetmux help [COMMAND]           this help, or the help of COMMAND
+
+Serving speaks MCP on stdin/stdout; logs go to stderr. It is meant to be
+started by an MCP client, e.g.: claude mcp add tmux -- /path/to/fleetmux
 
 Local mode is a drop-in replacement for libtmux-mcp 0.1.0a20: same tools,
 schemas, results, errors and environment variables (LIBTMUX_SAFETY,
@@ -52,7 +60,16 @@ LIBTMUX_SOCKET, LIBTMUX_SOCKET_PATH, LIBTMUX_TMUX_BIN,
 LIBTMUX_SUPPRESS_HISTORY, LIBTMUX_MCP_WAIT_MAX_SECONDS). Selecting hosts with
 --hosts switches on fleet mode: every tool takes a "host" argument.
 
-Flags:
+Every tool call is recorded in the audit log of the state file (see
+"fleetmux audit --help"); sensitive arguments are stored only as length and
+SHA-256 prefix.
+
+Flags (also accepted by tools and call):
+`
+
+const usageFooter = `
+Exit status: 0 when the client closed stdin (or on SIGINT/SIGTERM), 1 when
+the server could not start, 2 on bad usage.
 `
 
 // globalFlags are shared by serving and the subcommands that build a server.
@@ -63,7 +80,7 @@ type globalFlags struct {
 	hostSafety multiFlag
 	state      string
 	noAudit    bool
-	retention  string
+	retention  agoFlag
 	logLevel   string
 }
 
@@ -72,15 +89,101 @@ type multiFlag []string
 func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
 func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 
+// agoFlag is an age such as 90d or 72h (see parseAgo), checked while the
+// flags are parsed so that a bad value is a usage error.
+type agoFlag struct {
+	text string
+	d    time.Duration
+}
+
+func (a *agoFlag) String() string { return a.text }
+
+func (a *agoFlag) Set(v string) error {
+	d, ok, err := parseAgo(v)
+	if err != nil || !ok || v == "" {
+		return errors.New("want an age such as 90d, 36h or 1d12h (0 keeps records of any age)")
+	}
+	a.text, a.d = v, d
+	return nil
+}
+
+// defaultRetention is the default of --audit-retention.
+const defaultRetention = "90d"
+
 func (g *globalFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&g.hosts, "hosts", os.Getenv("FLEETMUX_HOSTS"), "comma-separated globs over ssh_config Host aliases to enable (\"!pat\" excludes); env FLEETMUX_HOSTS")
-	fs.StringVar(&g.sshConfig, "ssh-config", os.Getenv("FLEETMUX_SSH_CONFIG"), "ssh_config file to read hosts from (default ~/.ssh/config); env FLEETMUX_SSH_CONFIG")
-	fs.BoolVar(&g.noLocal, "no-local", false, "do not expose this machine as host \"local\" in fleet mode")
-	fs.Var(&g.hostSafety, "host-safety", "cap a host's safety tier, PATTERN=readonly|mutating|destructive (repeatable)")
-	fs.StringVar(&g.state, "state", os.Getenv("FLEETMUX_STATE"), "state file for the audit log and host state (default $XDG_STATE_HOME/fleetmux/state.db); env FLEETMUX_STATE")
-	fs.BoolVar(&g.noAudit, "no-audit", false, "do not persist the audit log")
-	fs.StringVar(&g.retention, "audit-retention", "90d", "delete audit records older than this (e.g. 30d, 72h)")
-	fs.StringVar(&g.logLevel, "log-level", "warn", "stderr log level: debug, info, warn, error")
+	g.retention = agoFlag{text: defaultRetention, d: 90 * 24 * time.Hour}
+	fs.StringVar(&g.hosts, "hosts", os.Getenv("FLEETMUX_HOSTS"), "enable the ssh_config Host aliases matching `PATTERNS` (comma-separated globs, \"!pat\" excludes); switches on fleet mode (env FLEETMUX_HOSTS)")
+	fs.StringVar(&g.sshConfig, "ssh-config", os.Getenv("FLEETMUX_SSH_CONFIG"), "ssh_config `FILE` to read hosts from (default ~/.ssh/config, then /etc/ssh/ssh_config; env FLEETMUX_SSH_CONFIG)")
+	fs.BoolVar(&g.noLocal, "no-local", false, "do not expose this machine as host \"local\" (fleet mode only)")
+	fs.Var(&g.hostSafety, "host-safety", "cap a host's safety tier, `PATTERN=TIER` with TIER readonly, mutating or destructive (repeatable; fleet mode only)")
+	fs.StringVar(&g.state, "state", os.Getenv("FLEETMUX_STATE"), "state `FILE` for the audit log and host state (env FLEETMUX_STATE; default $XDG_STATE_HOME/fleetmux/state.db, else ~/.local/state/fleetmux/state.db)")
+	fs.BoolVar(&g.noAudit, "no-audit", false, "do not open the state file: no persisted audit log or host state")
+	fs.Var(&g.retention, "audit-retention", "delete audit records older than this `AGE`, e.g. 30d or 72h; 0 keeps any age (the log is also capped at 256 MiB)")
+	fs.StringVar(&g.logLevel, "log-level", "warn", "stderr log `LEVEL`: debug, info, warn or error")
+}
+
+// printFlags writes the flags of fs as "--name ARG" lines with their
+// usage, like flag.PrintDefaults but in the double-dash form this
+// documentation uses.
+func printFlags(w io.Writer, fs *flag.FlagSet) {
+	fs.VisitAll(func(f *flag.Flag) {
+		arg, text := flag.UnquoteUsage(f)
+		switch arg {
+		case "value", "string":
+			arg = "VALUE"
+		case "int":
+			arg = "N"
+		}
+		head := "  --" + f.Name
+		if arg != "" {
+			head += " " + arg
+		}
+		// Defaults taken from the environment are described by the usage.
+		if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "0" &&
+			!strings.Contains(text, "(default") && !strings.Contains(text, "env FLEETMUX_") {
+			text += " (default " + f.DefValue + ")"
+		}
+		fmt.Fprintf(w, "%s\n%s", head, wrapText(text, "      ", 78))
+	})
+}
+
+// wrapText fills text into lines of at most width columns (longer words
+// stand alone), each starting with indent and ending in a newline.
+func wrapText(text, indent string, width int) string {
+	var b strings.Builder
+	line := indent
+	for _, w := range strings.Fields(text) {
+		if line != indent && utf8.RuneCountInString(line)+1+utf8.RuneCountInString(w) > width {
+			b.WriteString(line + "\n")
+			line = indent
+		}
+		if line != indent {
+			line += " "
+		}
+		line += w
+	}
+	b.WriteString(line + "\n")
+	return b.String()
+}
+
+// parseFlags parses args with fs quietly: --help returns flag.ErrHelp, and a
+// bad flag is reported in one line on stderr (the caller exits 2).
+func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer) error {
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	err := fs.Parse(args)
+	if err == nil {
+		if f := fs.Lookup("log-level"); f != nil {
+			var l slog.Level
+			if lerr := l.UnmarshalText([]byte(f.Value.String())); lerr != nil {
+				err = fmt.Errorf("invalid value %q for flag --log-level: want debug, info, warn or error", f.Value.String())
+			}
+		}
+	}
+	if err != nil && !errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintf(stderr, "%s: %v (see %s --help)\n", fs.Name(), err, fs.Name())
+	}
+	return err
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -88,20 +191,19 @@ func run(args []string, stdout, stderr io.Writer) int {
 		if sc, ok := subcommands[args[0]]; ok {
 			return sc(args[1:], stdout, stderr)
 		}
+		if args[0] == "help" {
+			return runHelp(args[1:], stdout, stderr)
+		}
 	}
 	fs := flag.NewFlagSet("fleetmux", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	var g globalFlags
 	g.register(fs)
 	showVersion := fs.Bool("version", false, "print the version and exit")
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), usage)
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args, stderr); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fs.SetOutput(stdout)
-			fs.Usage()
+			fmt.Fprint(stdout, usage)
+			printFlags(stdout, fs)
+			fmt.Fprint(stdout, usageFooter)
 			return 0
 		}
 		return 2
@@ -115,6 +217,22 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	return serve(&g, stderr)
+}
+
+// runHelp is `fleetmux help [COMMAND]`.
+func runHelp(args []string, stdout, stderr io.Writer) int {
+	switch {
+	case len(args) == 0:
+		return run([]string{"--help"}, stdout, stderr)
+	case len(args) > 1:
+		fmt.Fprintln(stderr, "fleetmux help: usage: fleetmux help [COMMAND]")
+		return 2
+	}
+	if sc, ok := subcommands[args[0]]; ok {
+		return sc([]string{"--help"}, stdout, stderr)
+	}
+	fmt.Fprintf(stderr, "fleetmux help: unknown command %q (commands: tools, call, hosts, audit, bench)\n", args[0])
+	return 2
 }
 
 func newLogger(level string, w io.Writer) *slog.Logger {
@@ -164,6 +282,10 @@ func serve(g *globalFlags, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "fleetmux: tmux binary not found on PATH")
 		return 1
 	}
+	if interactive(os.Stdin) {
+		// A person ran `fleetmux` by hand: say what it is waiting for.
+		fmt.Fprintln(stderr, "fleetmux: serving MCP on stdin/stdout for an MCP client; press Ctrl-D or Ctrl-C to stop (fleetmux --help for commands)")
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	srv, cleanup, err := build(ctx, g, log)
@@ -178,41 +300,90 @@ func serve(g *globalFlags, stderr io.Writer) int {
 	return 0
 }
 
-// inProcess builds a server and connects an in-memory client to it.
-func inProcess(args []string, name string, stderr io.Writer, extra func(fs *flag.FlagSet)) (*sdk.ClientSession, func(), *flag.FlagSet, int) {
-	fs := flag.NewFlagSet("fleetmux "+name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
+// interactive reports whether f looks like a terminal: a character device
+// other than /dev/null (good enough for a hint on stderr, without ioctls).
+func interactive(f *os.File) bool {
+	fi, err := f.Stat()
+	if err != nil || fi.Mode()&os.ModeCharDevice == 0 {
+		return false
+	}
+	null, err := os.Stat(os.DevNull)
+	return err != nil || !os.SameFile(fi, null)
+}
+
+// inProcess builds a server and connects an in-memory client to it. help
+// prints the command's help on stdout for --help; check validates the
+// parsed flags and arguments before anything is opened (a result >= 0 is
+// the exit status). rc is -1 when the session is ready.
+func inProcess(args []string, name string, stdout, stderr io.Writer, extra func(fs *flag.FlagSet), help func(w io.Writer, fs *flag.FlagSet), check func(fs *flag.FlagSet, g *globalFlags) int) (cs *sdk.ClientSession, done func(), fs *flag.FlagSet, rc int) {
+	fs = flag.NewFlagSet("fleetmux "+name, flag.ContinueOnError)
 	var g globalFlags
 	g.register(fs)
 	if extra != nil {
 		extra(fs)
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args, stderr); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			help(stdout, fs)
 			return nil, nil, nil, 0
 		}
 		return nil, nil, nil, 2
+	}
+	if check != nil {
+		if rc := check(fs, &g); rc >= 0 {
+			return nil, nil, nil, rc
+		}
 	}
 	ctx := context.Background()
 	log := newLogger(g.logLevel, stderr)
 	srv, cleanup, err := build(ctx, &g, log)
 	if err != nil {
-		fmt.Fprintf(stderr, "fleetmux: %v\n", err)
+		fmt.Fprintf(stderr, "fleetmux %s: %v\n", name, err)
 		return nil, nil, nil, 1
 	}
 	cs, closeFn, err := srv.InProcess(ctx, "fleetmux-cli")
 	if err != nil {
 		cleanup()
-		fmt.Fprintf(stderr, "fleetmux: %v\n", err)
+		fmt.Fprintf(stderr, "fleetmux %s: %v\n", name, err)
 		return nil, nil, nil, 1
 	}
 	return cs, func() { closeFn(); cleanup() }, fs, -1
 }
 
+const toolsUsage = `Usage: fleetmux tools [--json] [flags]
+
+Lists the tools an MCP client sees with this configuration and environment:
+name, safety tier and title. LIBTMUX_SAFETY selects the tiers: readonly,
+mutating (the default: all but the 5 destructive tools) or destructive (all
+56). Fleet mode (--hosts) adds list_hosts and a "host" argument to every tool.
+Listing records nothing and does not open the state file.
+
+  --json
+      print the tools/list entries (schemas, annotations, _meta) as a JSON array
+
+Flags shared with serving:
+`
+
+const toolsFooter = `
+Exit status: 0 on success, 1 when the server could not be built, 2 on bad usage.
+`
+
 func runTools(args []string, stdout, stderr io.Writer) int {
 	var asJSON bool
-	cs, done, _, rc := inProcess(args, "tools", stderr, func(fs *flag.FlagSet) {
+	cs, done, _, rc := inProcess(args, "tools", stdout, stderr, func(fs *flag.FlagSet) {
 		fs.BoolVar(&asJSON, "json", false, "print the full tools/list result as JSON")
+	}, func(w io.Writer, fs *flag.FlagSet) {
+		fmt.Fprint(w, toolsUsage)
+		printFlagsExcept(w, fs, "json", "state", "no-audit", "audit-retention")
+		fmt.Fprint(w, toolsFooter)
+	}, func(fs *flag.FlagSet, g *globalFlags) int {
+		if fs.NArg() > 0 {
+			fmt.Fprintf(stderr, "fleetmux tools: unexpected argument %q (see fleetmux tools --help)\n", fs.Arg(0))
+			return 2
+		}
+		// tools/list is not audited: leave the state file alone.
+		g.noAudit = true
+		return -1
 	})
 	if rc >= 0 {
 		return rc
@@ -233,25 +404,85 @@ func runTools(args []string, stdout, stderr io.Writer) int {
 		}
 		return 0
 	}
+	fmt.Fprintf(stdout, "%-30s %-11s %s\n", "NAME", "TIER", "TITLE")
 	for _, t := range res.Tools {
-		tier := "mutating"
-		if t.Annotations != nil && t.Annotations.ReadOnlyHint {
-			tier = "readonly"
-		} else if t.Annotations != nil && t.Annotations.DestructiveHint != nil && *t.Annotations.DestructiveHint {
-			tier = "destructive*"
-		}
-		fmt.Fprintf(stdout, "%-30s %-13s %s\n", t.Name, tier, t.Title)
+		fmt.Fprintf(stdout, "%-30s %-11s %s\n", t.Name, toolTier(t), t.Title)
 	}
 	return 0
 }
 
+// toolTier is the safety tier of a listed tool: its tag in
+// _meta.fastmcp.tags, as the anchor publishes it, else a guess from the
+// annotations.
+func toolTier(t *sdk.Tool) string {
+	if fm, ok := t.Meta["fastmcp"].(map[string]any); ok {
+		if tags, ok := fm["tags"].([]any); ok {
+			for _, tag := range tags {
+				switch tag {
+				case "readonly", "mutating", "destructive":
+					return tag.(string)
+				}
+			}
+		}
+	}
+	if a := t.Annotations; a != nil && a.ReadOnlyHint {
+		return "readonly"
+	}
+	return "mutating"
+}
+
+// printFlagsExcept is printFlags without the named flags (documented
+// separately above the shared ones).
+func printFlagsExcept(w io.Writer, fs *flag.FlagSet, skip ...string) {
+	shared := flag.NewFlagSet(fs.Name(), flag.ContinueOnError)
+	fs.VisitAll(func(f *flag.Flag) {
+		if !slices.Contains(skip, f.Name) {
+			shared.Var(f.Value, f.Name, f.Usage)
+			shared.Lookup(f.Name).DefValue = f.DefValue
+		}
+	})
+	printFlags(w, shared)
+}
+
+const callUsage = `Usage: fleetmux call TOOL [JSON] [--host H] [flags]
+
+Runs one tool in-process, as an MCP client's tools/call would (same argument
+validation, safety tier and audit record), and prints the MCP result
+(content, structuredContent, isError, _meta) as indented JSON on stdout.
+
+  TOOL
+      a tool name, see "fleetmux tools" (LIBTMUX_SAFETY applies)
+  JSON
+      the arguments as one JSON object, e.g. '{"session_name": "dev"}';
+      omitted, '' or null means {}
+  --host H
+      run on host H (sets the tool's "host" argument); needs fleet mode
+      (--hosts or FLEETMUX_HOSTS); "local" is this machine
+
+Flags may come before or after TOOL and JSON.
+
+Flags shared with serving:
+`
+
+const callFooter = `
+Exit status: 0 when the tool succeeded; 1 when it returned an error result
+(printed on stdout like any result) or fleetmux could not start; 2 on bad
+usage (unknown flag, arguments that are not a JSON object, --host without
+fleet mode).
+`
+
 func runCall(args []string, stdout, stderr io.Writer) int {
 	var host string
-	// Flags may follow the positional arguments: move them first.
+	// Flags may come before or after TOOL and JSON: gather them first. "--"
+	// ends the flags.
 	var pos, flags []string
 	for i := 0; i < len(args); i++ {
 		a := args[i]
-		if strings.HasPrefix(a, "-") && len(pos) >= 1 && a != "-" {
+		if a == "--" {
+			pos = append(pos, args[i+1:]...)
+			break
+		}
+		if strings.HasPrefix(a, "-") && a != "-" {
 			flags = append(flags, a)
 			if !strings.Contains(a, "=") && i+1 < len(args) && flagTakesValue(a) {
 				flags = append(flags, args[i+1])
@@ -261,30 +492,39 @@ func runCall(args []string, stdout, stderr io.Writer) int {
 		}
 		pos = append(pos, a)
 	}
-	cs, done, fs, rc := inProcess(append(flags, pos...), "call", stderr, func(fs *flag.FlagSet) {
+	var arguments map[string]any
+	cs, done, fs, rc := inProcess(append(append(flags, "--"), pos...), "call", stdout, stderr, func(fs *flag.FlagSet) {
 		fs.StringVar(&host, "host", "", "host to run on (fleet mode)")
+	}, func(w io.Writer, fs *flag.FlagSet) {
+		fmt.Fprint(w, callUsage)
+		printFlagsExcept(w, fs, "host")
+		fmt.Fprint(w, callFooter)
+	}, func(fs *flag.FlagSet, g *globalFlags) int {
+		if fs.NArg() < 1 || fs.NArg() > 2 {
+			fmt.Fprintln(stderr, "fleetmux call: usage: fleetmux call TOOL ['{\"arg\": \"value\"}'] [--host H] (see fleetmux call --help)")
+			return 2
+		}
+		var err error
+		if arguments, err = parseCallArguments(fs.Arg(1)); err != nil {
+			fmt.Fprintf(stderr, "fleetmux call: %v\n", err)
+			return 2
+		}
+		switch {
+		case host == "":
+		case g.hosts != "":
+			arguments["host"] = host
+		case host == mcp.LocalHost:
+			// Local mode has only this machine; its tools take no host.
+		default:
+			fmt.Fprintf(stderr, "fleetmux call: --host %s needs fleet mode: select hosts with --hosts PATTERNS (or FLEETMUX_HOSTS)\n", host)
+			return 2
+		}
+		return -1
 	})
 	if rc >= 0 {
-		if rc == 0 {
-			fmt.Fprintln(stderr, "usage: fleetmux call TOOL ['{\"arg\": \"value\"}'] [--host H]")
-		}
 		return rc
 	}
 	defer done()
-	if fs.NArg() < 1 || fs.NArg() > 2 {
-		fmt.Fprintln(stderr, "usage: fleetmux call TOOL ['{\"arg\": \"value\"}'] [--host H]")
-		return 2
-	}
-	arguments := map[string]any{}
-	if fs.NArg() == 2 && strings.TrimSpace(fs.Arg(1)) != "" {
-		if err := json.Unmarshal([]byte(fs.Arg(1)), &arguments); err != nil {
-			fmt.Fprintf(stderr, "fleetmux call: arguments must be a JSON object: %v\n", err)
-			return 2
-		}
-	}
-	if host != "" {
-		arguments["host"] = host
-	}
 	res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: fs.Arg(0), Arguments: arguments})
 	if err != nil {
 		fmt.Fprintf(stderr, "fleetmux call: %v\n", err)
@@ -300,10 +540,47 @@ func runCall(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
+// parseCallArguments reads the JSON argument of `fleetmux call`: an object,
+// or nothing (empty, null) for no arguments.
+func parseCallArguments(text string) (map[string]any, error) {
+	if strings.TrimSpace(text) == "" {
+		return map[string]any{}, nil
+	}
+	var v any
+	dec := json.NewDecoder(strings.NewReader(text))
+	if err := dec.Decode(&v); err != nil {
+		return nil, fmt.Errorf("arguments are not valid JSON (%v); want an object such as '{\"session_name\": \"dev\"}'", err)
+	}
+	if dec.More() {
+		return nil, errors.New("arguments must be one JSON object, found more after it")
+	}
+	switch a := v.(type) {
+	case nil:
+		return map[string]any{}, nil
+	case map[string]any:
+		return a, nil
+	default:
+		return nil, fmt.Errorf("arguments must be a JSON object such as '{\"session_name\": \"dev\"}', not %s", jsonKind(v))
+	}
+}
+
+func jsonKind(v any) string {
+	switch v.(type) {
+	case []any:
+		return "an array"
+	case string:
+		return "a string"
+	case bool:
+		return "a boolean"
+	default:
+		return "a number"
+	}
+}
+
 func flagTakesValue(a string) bool {
-	name := strings.TrimLeft(a, "-")
+	name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
 	switch name {
-	case "no-local", "no-audit", "json", "version":
+	case "no-local", "no-audit", "json", "version", "help", "h":
 		return false
 	}
 	return true

@@ -2,7 +2,7 @@ package main
 
 import (
 	"context"
-	"fmt"
+	"errors"
 	"log/slog"
 	"os"
 	"sync"
@@ -25,42 +25,65 @@ func statePath(g *globalFlags) (string, error) {
 	return store.DefaultPath()
 }
 
+// auditSizeCap bounds the audit data kept in the state file.
+const auditSizeCap = 256 << 20
+
+// storeLockTimeout bounds each wait for the state file's lock; tests
+// shorten it.
+var storeLockTimeout = store.DefaultLockTimeout
+
+// retentionInterval is how often a long-running server applies retention
+// again after the pass at start-up.
+const retentionInterval = time.Hour
+
 // wireStore opens the audit store. A store that cannot be opened never
 // stops fleetmux from serving: the error is logged and calls go on
-// without persisted records.
+// without persisted records. A file that is only locked for now is not
+// given up on: each call's record waits for the lock again (bounded).
 func wireStore(ctx context.Context, g *globalFlags, o *mcp.Options, log *slog.Logger, cleanup *func()) error {
 	o.Redact = store.Redact
 	if g.noAudit {
 		return nil
 	}
-	retention, ok, err := parseAgo(g.retention)
-	if err != nil || !ok {
-		return fmt.Errorf("--audit-retention %q: want a duration such as 90d or 72h", g.retention)
-	}
 	path, err := statePath(g)
 	if err != nil {
-		log.Error("audit unavailable: no state path", "error", err)
+		log.Error("audit unavailable: no state path (use --state or FLEETMUX_STATE)", "error", err)
 		return nil
 	}
-	st, err := store.OpenContext(ctx, path, store.Options{})
+	sopts := store.Options{LockTimeout: storeLockTimeout}
+	st, err := store.OpenContext(ctx, path, sopts)
+	if errors.Is(err, store.ErrLocked) {
+		log.Warn("state file busy at start-up; records will be written once the lock is free", "error", err)
+		st, err = store.Handle(path, sopts)
+	}
 	if err != nil {
 		log.Error("audit unavailable; serving tools without persisted records", "error", err)
 		return nil
 	}
 	o.Auditor = &storeAuditor{st: st, pid: os.Getpid()}
 	o.State = st
-	// Retention runs once in the background; cleanup waits for it.
+	// Retention runs in the background, at start-up and then hourly;
+	// cleanup stops it and waits for it.
 	var wg sync.WaitGroup
 	pctx, cancel := context.WithCancel(context.Background())
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		if n, err := st.Prune(pctx, retention, 256<<20); err != nil {
-			log.Debug("audit retention", "error", err)
-		} else if n > 0 {
-			log.Info("audit retention removed old records", "count", n)
+	wg.Go(func() {
+		ticker := time.NewTicker(retentionInterval)
+		defer ticker.Stop()
+		for {
+			if n, err := st.Prune(pctx, g.retention.d, auditSizeCap); err != nil {
+				if pctx.Err() == nil {
+					log.Debug("audit retention", "error", err)
+				}
+			} else if n > 0 {
+				log.Info("audit retention removed old records", "count", n)
+			}
+			select {
+			case <-pctx.Done():
+				return
+			case <-ticker.C:
+			}
 		}
-	}()
+	})
 	prev := *cleanup
 	*cleanup = func() {
 		cancel()

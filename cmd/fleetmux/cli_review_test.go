@@ -1,0 +1,601 @@
+package main
+
+// Regression tests from a new user's walk through the README and the CLI:
+// help on stdout (once), one-line usage errors, `fleetmux call` argument
+// handling, `fleetmux tools`, bench usage, the audit reader, the store
+// wiring, the client configs and the README's own commands.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/fleetmux/fleetmux/mcp"
+	"github.com/fleetmux/fleetmux/store"
+)
+
+// runCLI runs the CLI in-process with a private tmux socket and state file.
+func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = run(args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func privateEnv(t *testing.T) string {
+	t.Helper()
+	t.Setenv("LIBTMUX_SOCKET", fmt.Sprintf("fleetmux-test-review-%d", os.Getpid()))
+	t.Setenv("TMUX", "")
+	t.Setenv("TMUX_PANE", "")
+	t.Setenv("FLEETMUX_HOSTS", "")
+	state := filepath.Join(t.TempDir(), "state", "state.db")
+	t.Setenv("FLEETMUX_STATE", state)
+	return state
+}
+
+func TestReviewHelpOnStdoutOnce(t *testing.T) {
+	privateEnv(t)
+	globals := flag.NewFlagSet("x", flag.ContinueOnError)
+	var g globalFlags
+	g.register(globals)
+	var globalNames []string
+	globals.VisitAll(func(f *flag.Flag) { globalNames = append(globalNames, f.Name) })
+
+	for _, tt := range []struct {
+		args  []string
+		flags []string
+	}{
+		{[]string{"--help"}, append([]string{"version"}, globalNames...)},
+		{[]string{"-h"}, nil},
+		{[]string{"help"}, nil},
+		{[]string{"tools", "--help"}, []string{"json", "hosts", "ssh-config", "no-local", "host-safety", "log-level"}},
+		{[]string{"help", "tools"}, []string{"json"}},
+		{[]string{"call", "--help"}, append([]string{"host"}, globalNames...)},
+		{[]string{"call", "list_sessions", "--help"}, []string{"host"}},
+		{[]string{"audit", "--help"}, []string{"state", "json", "host", "tool", "outcome", "since", "until", "limit", "follow", "compact"}},
+		{[]string{"bench", "--help"}, []string{"hosts", "ssh-config", "host", "n", "json"}},
+	} {
+		code, out, errOut := runCLI(t, tt.args...)
+		if code != 0 || errOut != "" || !strings.Contains(out, "Usage") {
+			t.Errorf("%v: exit %d, stderr %q, stdout %.200q", tt.args, code, errOut, out)
+			continue
+		}
+		if strings.Count(out, "Usage") != 1 {
+			t.Errorf("%v: usage printed %d times", tt.args, strings.Count(out, "Usage"))
+		}
+		for _, f := range tt.flags {
+			if !strings.Contains(out, "--"+f+" ") && !strings.Contains(out, "--"+f+"\n") {
+				t.Errorf("%v: help does not explain --%s", tt.args, f)
+			}
+		}
+	}
+	for _, sc := range []string{"tools", "call", "hosts", "audit", "bench"} {
+		if _, out, _ := runCLI(t, "--help"); !strings.Contains(out, "fleetmux "+sc) {
+			t.Errorf("main help does not list %s", sc)
+		}
+	}
+}
+
+func TestReviewUsageErrorsAreOneLine(t *testing.T) {
+	state := privateEnv(t)
+	for _, args := range [][]string{
+		{"--bogus"},
+		{"--audit-retention", "5x"},
+		{"--log-level", "loud"},
+		{"tools", "--log-level", "loud"},
+		{"nope"},
+		{"help", "nope"},
+		{"tools", "--bogus"},
+		{"tools", "extra"},
+		{"call"},
+		{"call", "a", "b", "c"},
+		{"call", "list_sessions", "--bogus"},
+		{"call", "list_sessions", "--audit-retention", "soon"},
+		{"call", "list_sessions", "{bad"},
+		{"call", "list_sessions", "[1,2]"},
+		{"call", "list_sessions", `"x"`},
+		{"call", "list_sessions", "{} {}"},
+		{"call", "list_sessions", "--host", "dev-1"},
+		{"call", "list_sessions", "null", "--host", "x"}, // panicked on a nil map
+		{"audit", "--bogus"},
+		{"audit", "--outcome", "fine"},
+		{"audit", "extra"},
+		{"bench", "--bogus"},
+		{"bench", "extra"},
+		{"bench", "--n", "0"},
+	} {
+		code, out, errOut := runCLI(t, args...)
+		if code != 2 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.HasPrefix(errOut, "fleetmux") {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and one line on stderr", args, code, out, errOut)
+		}
+		if strings.Contains(errOut, "goroutine") || strings.Contains(errOut, "panic") {
+			t.Errorf("%v: stack trace %q", args, errOut)
+		}
+	}
+	if _, err := os.Stat(state); !os.IsNotExist(err) {
+		t.Errorf("a usage error created the state file: %v", err)
+	}
+	_, _, errOut := runCLI(t, "call", "list_sessions", "--host", "dev-1")
+	if !strings.Contains(errOut, "fleet mode") || !strings.Contains(errOut, "--hosts") {
+		t.Errorf("--host without fleet mode: %q", errOut)
+	}
+}
+
+func TestReviewParseCallArguments(t *testing.T) {
+	for _, tt := range []struct {
+		in      string
+		want    string
+		wantErr string
+	}{
+		{"", "{}", ""},
+		{"  ", "{}", ""},
+		{"null", "{}", ""},
+		{`{"session_name": "a", "n": 2}`, `{"n":2,"session_name":"a"}`, ""},
+		{"[1]", "", "not an array"},
+		{"3", "", "not a number"},
+		{"true", "", "not a boolean"},
+		{`"s"`, "", "not a string"},
+		{"{", "", "not valid JSON"},
+		{"{} 1", "", "one JSON object"},
+	} {
+		got, err := parseCallArguments(tt.in)
+		if tt.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("%q: err %v, want %q", tt.in, err, tt.wantErr)
+			}
+			continue
+		}
+		b, _ := json.Marshal(got)
+		if err != nil || string(b) != tt.want || got == nil {
+			t.Errorf("%q: %s %v, want %s", tt.in, b, err, tt.want)
+		}
+	}
+}
+
+func TestReviewCallFlagPositions(t *testing.T) {
+	privateEnv(t)
+	for _, args := range [][]string{
+		{"call", "--no-audit", "list_sessions", "{}"},
+		{"call", "list_sessions", "--no-audit", "{}"},
+		{"call", "list_sessions", "{}", "--no-audit"},
+		{"call", "--log-level", "error", "list_sessions", "--no-audit", "--", "{}"},
+		{"call", "--no-audit", "--", "list_sessions"},
+	} {
+		if code, out, errOut := runCLI(t, args...); code != 0 || !strings.Contains(out, "structuredContent") {
+			t.Errorf("%v: exit %d stdout %.100q stderr %q", args, code, out, errOut)
+		}
+	}
+}
+
+// `--host local` in local mode is this machine: accepted, and the tool gets
+// no host argument (local-mode tools have none).
+func TestReviewCallHostLocalInLocalMode(t *testing.T) {
+	privateEnv(t)
+	code, out, errOut := runCLI(t, "call", "list_sessions", "null", "--host", "local", "--no-audit")
+	if code != 0 || !strings.Contains(out, `"structuredContent"`) {
+		t.Fatalf("exit %d stdout %q stderr %q", code, out, errOut)
+	}
+	var res map[string]any
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("stdout is not one JSON document: %v", err)
+	}
+}
+
+func TestReviewToolsTableAndNoStateFile(t *testing.T) {
+	state := privateEnv(t)
+	t.Setenv("LIBTMUX_SAFETY", "destructive")
+	code, out, errOut := runCLI(t, "tools")
+	if code != 0 || errOut != "" {
+		t.Fatalf("exit %d stderr %q", code, errOut)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 57 || !strings.HasPrefix(lines[0], "NAME") {
+		t.Fatalf("%d lines (want a header and 56 tools):\n%s", len(lines), out)
+	}
+	tiers := map[string]string{}
+	for _, l := range lines[1:] {
+		f := strings.Fields(l)
+		tiers[f[0]] = f[1]
+	}
+	for tool, want := range map[string]string{
+		"list_sessions": "readonly", "call_mutating_tools_batch": "mutating", "clear_pane": "mutating",
+		"kill_server": "destructive", "kill_pane": "destructive", "send_keys": "mutating",
+	} {
+		if tiers[tool] != want {
+			t.Errorf("%s: tier %q, want %q", tool, tiers[tool], want)
+		}
+	}
+	if _, err := os.Stat(state); !os.IsNotExist(err) {
+		t.Errorf("fleetmux tools created the state file: %v", err)
+	}
+}
+
+func TestReviewRetentionFlag(t *testing.T) {
+	for in, want := range map[string]time.Duration{"0": 0, "90d": 90 * 24 * time.Hour, "72h": 72 * time.Hour, "1d12h": 36 * time.Hour} {
+		var a agoFlag
+		if err := a.Set(in); err != nil || a.d != want || a.String() != in {
+			t.Errorf("%q: %v %v", in, a.d, err)
+		}
+	}
+	for _, in := range []string{"", "soon", "5x", "-1h", "1dx"} {
+		var a agoFlag
+		if err := a.Set(in); err == nil {
+			t.Errorf("%q accepted", in)
+		}
+	}
+	fs := flag.NewFlagSet("x", flag.ContinueOnError)
+	var g globalFlags
+	g.register(fs)
+	if g.retention.d != 90*24*time.Hour || fs.Lookup("audit-retention").DefValue != "90d" {
+		t.Errorf("default retention %v %q", g.retention.d, fs.Lookup("audit-retention").DefValue)
+	}
+}
+
+func TestReviewBenchErrorText(t *testing.T) {
+	r := &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: "ssh dev-1: connect refused\nsecond line"}}}
+	if got := benchErrorText(r); got != "ssh dev-1: connect refused second line" {
+		t.Errorf("got %q", got)
+	}
+	if got := benchErrorText(&sdk.CallToolResult{IsError: true}); got == "" || strings.Contains(got, "0x") {
+		t.Errorf("empty result: %q", got)
+	}
+}
+
+// The audit reader never changes the file it reads: not the bytes, not the
+// mode, and an empty file stays empty.
+func TestReviewAuditDoesNotModifyFile(t *testing.T) {
+	s := seedAudit(t)
+	if err := os.Chmod(s.Path(), 0o400); err != nil {
+		t.Fatal(err)
+	}
+	before, err := os.ReadFile(s.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{}, {"--json"}, {"--since", "1h"}, {"--limit", "1", "--tool", "kill_server"}} {
+		code, out, errOut := runAuditTest(t, nil, append([]string{"--state", s.Path()}, args...)...)
+		if code != 0 || out == "" {
+			t.Errorf("%v: %d %q %q", args, code, out, errOut)
+		}
+	}
+	after, _ := os.ReadFile(s.Path())
+	if !bytes.Equal(before, after) {
+		t.Error("fleetmux audit changed the state file")
+	}
+	if fi, _ := os.Stat(s.Path()); fi.Mode().Perm() != 0o400 {
+		t.Errorf("mode changed to %o", fi.Mode().Perm())
+	}
+
+	empty := filepath.Join(t.TempDir(), "empty.db")
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runAuditTest(t, nil, "--state", empty)
+	if code != 0 || out != "" || !strings.Contains(errOut, "no matching audit records") {
+		t.Errorf("empty file: %d %q %q", code, out, errOut)
+	}
+	if fi, _ := os.Stat(empty); fi.Size() != 0 || fi.Mode().Perm() != 0o644 {
+		t.Errorf("empty file became %d bytes, mode %o", fi.Size(), fi.Mode().Perm())
+	}
+}
+
+// A file of an older schema is still readable: audit migrates it first.
+func TestReviewAuditMigratesOldSchema(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "store", "testdata", "v1.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "v1.db")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runAuditTest(t, nil, "--state", path, "--json", "--limit", "0")
+	if code != 0 || strings.Count(out, "\n") == 0 {
+		t.Errorf("v1 file: %d %q %q", code, out, errOut)
+	}
+}
+
+func TestReviewAuditLockedAndCorruptOneLine(t *testing.T) {
+	s := seedAudit(t)
+	holder, err := bolt.Open(s.Path(), 0o600, &bolt.Options{Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := testAuditEnv(nil)
+	env.lockTimeout = 200 * time.Millisecond
+	var out, errb bytes.Buffer
+	start := time.Now()
+	code := auditMain(context.Background(), []string{"--state", s.Path()}, env, &out, &errb)
+	holder.Close()
+	if code != 1 || out.Len() != 0 || strings.Count(errb.String(), "\n") != 1 || !strings.Contains(errb.String(), "locked") {
+		t.Errorf("locked: %d %q %q", code, out.String(), errb.String())
+	}
+	if time.Since(start) > 3*time.Second {
+		t.Errorf("locked file: waited %s", time.Since(start))
+	}
+
+	bad := filepath.Join(t.TempDir(), "bad.db")
+	good, _ := os.ReadFile(s.Path())
+	smashed := append(append([]byte{}, good[:8192]...), bytes.Repeat([]byte{0xff}, len(good)-8192)...)
+	if err := os.WriteFile(bad, smashed, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, errOut := runAuditTest(t, nil, "--state", bad)
+	if code != 1 || stdout != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, bad) || !strings.Contains(errOut, "move it aside") {
+		t.Errorf("corrupt: %d %q %q", code, stdout, errOut)
+	}
+}
+
+// A state file that is locked when fleetmux starts is not given up on: the
+// records of later calls are written once the lock is free.
+func TestReviewWireStoreLockedAtStartup(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	if _, err := store.Open(path, store.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	holder, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := storeLockTimeout
+	storeLockTimeout = 200 * time.Millisecond
+	defer func() { storeLockTimeout = old }()
+
+	fs := flag.NewFlagSet("x", flag.ContinueOnError)
+	var g globalFlags
+	g.register(fs)
+	g.state = path
+	var logs bytes.Buffer
+	var o mcp.Options
+	cleanup := func() {}
+	if err := wireStore(context.Background(), &g, &o, slog.New(slog.NewTextHandler(&logs, nil)), &cleanup); err != nil {
+		t.Fatal(err)
+	}
+	defer cleanup()
+	holder.Close()
+	if o.Auditor == nil || o.State == nil {
+		t.Fatalf("no auditor after a busy start-up; log:\n%s", logs.String())
+	}
+	if !strings.Contains(logs.String(), "busy") {
+		t.Errorf("log %q", logs.String())
+	}
+	if err := o.Auditor.Append(context.Background(), mcp.AuditEvent{Time: time.Now(), Host: "local", Tool: "list_sessions", Outcome: "ok"}); err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(path, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := st.Query(context.Background(), store.Query{Tool: "list_sessions"})
+	if err != nil || len(recs) != 1 {
+		t.Fatalf("records %v %v", recs, err)
+	}
+}
+
+// Each client config is valid JSON/TOML, starts fleetmux, and its
+// arguments and environment build a server (local mode, no hosts needed).
+func TestReviewClientConfigs(t *testing.T) {
+	privateEnv(t)
+	files, err := filepath.Glob(filepath.Join("..", "..", "configs", "*"))
+	if err != nil || len(files) == 0 {
+		t.Fatal("no configs", err)
+	}
+	seen := 0
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var servers map[string]configServer
+		switch filepath.Ext(f) {
+		case ".json":
+			var doc struct {
+				MCPServers map[string]configServer `json:"mcpServers"`
+			}
+			if err := json.Unmarshal(data, &doc); err != nil {
+				t.Errorf("%s: %v", f, err)
+				continue
+			}
+			servers = doc.MCPServers
+		case ".toml":
+			servers = parseCodexTOML(t, f, string(data))
+		case ".sh":
+			if out, err := exec.Command("sh", "-n", f).CombinedOutput(); err != nil {
+				t.Errorf("%s: %v %s", f, err, out)
+			}
+			continue
+		default:
+			continue
+		}
+		if len(servers) == 0 {
+			t.Errorf("%s: no MCP server entry", f)
+		}
+		for name, sv := range servers {
+			seen++
+			if filepath.Base(sv.Command) != "fleetmux" {
+				t.Errorf("%s/%s: command %q", f, name, sv.Command)
+			}
+			for k, v := range sv.Env {
+				t.Setenv(k, v)
+			}
+			fs := flag.NewFlagSet("fleetmux", flag.ContinueOnError)
+			fs.SetOutput(io.Discard)
+			var g globalFlags
+			g.register(fs)
+			if err := fs.Parse(sv.Args); err != nil || fs.NArg() != 0 {
+				t.Errorf("%s/%s: args %q: %v", f, name, sv.Args, err)
+				continue
+			}
+			g.noAudit = true
+			_, cleanup, err := build(context.Background(), &g, slog.New(slog.NewTextHandler(io.Discard, nil)))
+			if err != nil {
+				t.Errorf("%s/%s: fleetmux %s would not start: %v", f, name, strings.Join(sv.Args, " "), err)
+				continue
+			}
+			cleanup()
+		}
+	}
+	if seen < 4 {
+		t.Errorf("only %d server entries checked", seen)
+	}
+}
+
+type configServer struct {
+	Command string            `json:"command"`
+	Args    []string          `json:"args"`
+	Env     map[string]string `json:"env"`
+}
+
+// parseCodexTOML reads the [mcp_servers.NAME] tables of a Codex config:
+// command, args (a JSON-compatible array) and env (an inline table of
+// quoted strings).
+func parseCodexTOML(t *testing.T, file, text string) map[string]configServer {
+	t.Helper()
+	out := map[string]configServer{}
+	var cur string
+	pair := regexp.MustCompile(`"([^"]*)"\s*=\s*"([^"]*)"`)
+	for i, line := range strings.Split(text, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		if strings.HasPrefix(line, "[") {
+			name, ok := strings.CutPrefix(strings.Trim(line, "[]"), "mcp_servers.")
+			if !ok || !strings.HasSuffix(line, "]") {
+				t.Errorf("%s:%d: unexpected table %q", file, i+1, line)
+			}
+			cur = name
+			out[cur] = configServer{}
+			continue
+		}
+		key, val, ok := strings.Cut(line, "=")
+		if !ok || cur == "" {
+			t.Errorf("%s:%d: not a key = value line: %q", file, i+1, line)
+			continue
+		}
+		sv := out[cur]
+		switch strings.TrimSpace(key) {
+		case "command":
+			if err := json.Unmarshal([]byte(strings.TrimSpace(val)), &sv.Command); err != nil {
+				t.Errorf("%s:%d: command: %v", file, i+1, err)
+			}
+		case "args":
+			if err := json.Unmarshal([]byte(strings.TrimSpace(val)), &sv.Args); err != nil {
+				t.Errorf("%s:%d: args: %v", file, i+1, err)
+			}
+		case "env":
+			v := strings.TrimSpace(val)
+			if !strings.HasPrefix(v, "{") || !strings.HasSuffix(v, "}") {
+				t.Errorf("%s:%d: env is not an inline table", file, i+1)
+			}
+			sv.Env = map[string]string{}
+			for _, m := range pair.FindAllStringSubmatch(v, -1) {
+				sv.Env[m[1]] = m[2]
+			}
+		default:
+			t.Errorf("%s:%d: unknown key %q", file, i+1, key)
+		}
+		out[cur] = sv
+	}
+	return out
+}
+
+// fakeClaude puts a `claude` on PATH that records its arguments, and
+// returns the file they are written to.
+func fakeClaude(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	rec := filepath.Join(dir, "claude-args")
+	script := "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\n' \"$a\"; done > " + rec + "\n"
+	if err := os.WriteFile(filepath.Join(dir, "claude"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	return rec
+}
+
+// The README's install-and-register command and configs/claude-code.sh
+// install (or find) the binary and register its absolute path.
+func TestReviewInstallAndRegisterCommands(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go install")
+	}
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile("(?s)## Install and register.*?```sh\n(.*?)\n```").FindSubmatch(readme)
+	if m == nil {
+		t.Fatal("README has no install command block")
+	}
+	gobin := t.TempDir()
+	t.Setenv("GOBIN", gobin)
+	for _, c := range []struct{ name, script string }{
+		{"README", string(m[1])},
+		{"configs/claude-code.sh", "sh configs/claude-code.sh"},
+	} {
+		rec := fakeClaude(t)
+		cmd := exec.Command("sh", "-c", c.script)
+		cmd.Dir = filepath.Join("..", "..")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%s: %v\n%s", c.name, err, out)
+		}
+		got, err := os.ReadFile(rec)
+		if err != nil {
+			t.Fatalf("%s: claude was not run: %v", c.name, err)
+		}
+		want := []string{"mcp", "add", "tmux", "--", filepath.Join(gobin, "fleetmux")}
+		if args := strings.Split(strings.TrimSpace(string(got)), "\n"); !slices.Equal(args, want) {
+			t.Errorf("%s: claude %q, want %q", c.name, args, want)
+		}
+		out, err := exec.Command(filepath.Join(gobin, "fleetmux"), "--version").Output()
+		if err != nil || !strings.HasPrefix(string(out), "fleetmux ") {
+			t.Errorf("%s: registered binary: %v %q", c.name, err, out)
+		}
+	}
+}
+
+// Every flag and subcommand the README shows exists and is explained by
+// some --help text.
+func TestReviewReadmeFlagsAndCommandsExist(t *testing.T) {
+	privateEnv(t)
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var help strings.Builder
+	for _, args := range [][]string{{"--help"}, {"tools", "--help"}, {"call", "--help"}, {"hosts", "--help"}, {"audit", "--help"}, {"bench", "--help"}} {
+		_, out, errOut := runCLI(t, args...)
+		help.WriteString(out + errOut)
+	}
+	code := regexp.MustCompile("(?s)```.*?```|`[^`\n]+`").FindAllString(string(readme), -1)
+	spans := strings.Join(code, "\n")
+	for _, f := range regexp.MustCompile(`(?:^|[\s\[(])--([a-z][a-z-]*)`).FindAllStringSubmatch(spans, -1) {
+		if f[1] == "help" {
+			continue
+		}
+		if !strings.Contains(help.String(), "--"+f[1]) {
+			t.Errorf("README mentions --%s, which no help text explains", f[1])
+		}
+	}
+	for _, c := range regexp.MustCompile(`\bfleetmux ([a-z][a-z-]*)`).FindAllStringSubmatch(spans, -1) {
+		if _, ok := subcommands[c[1]]; !ok && c[1] != "help" {
+			t.Errorf("README shows `fleetmux %s`, which is not a command", c[1])
+		}
+	}
+}
