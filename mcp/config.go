@@ -7,6 +7,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/fleetmux/fleetmux/store"
 )
 
 // Tier is a safety level: readonly < mutating < destructive.
@@ -130,7 +132,7 @@ func parseWaitMax(getenv func(string) string) (float64, string) {
 }
 
 // pyRepr renders s the way Python's repr does.
-func pyRepr(s string) string { return pyStrLiteral(s) }
+func pyRepr(s string) string { return store.PyRepr(s) }
 
 // pyFloat renders f the way Python's str(float) does (30.0, 0.5).
 func pyFloat(f float64) string { return pyFloatRepr(f) }

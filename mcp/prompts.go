@@ -6,7 +6,6 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"unicode"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -216,45 +215,6 @@ func pyFloatRepr(f float64) string {
 	return fmt.Sprintf("%s%se%s%02d", sign, m, es, exp)
 }
 
-// pyStrLiteral is Python's repr of a str: single quotes unless the text
-// has a single quote and no double quote; backslash, the quote, \t, \n
-// and \r escaped; other control and non-printable characters as \x, \u
-// or \U escapes. The literals in prompts must evaluate back to the
-// argument.
-func pyStrLiteral(s string) string {
-	quote := '\''
-	if strings.ContainsRune(s, '\'') && !strings.ContainsRune(s, '"') {
-		quote = '"'
-	}
-	var sb strings.Builder
-	sb.WriteRune(quote)
-	for _, r := range s {
-		switch {
-		case r == quote || r == '\\':
-			sb.WriteByte('\\')
-			sb.WriteRune(r)
-		case r == '\t':
-			sb.WriteString(`\t`)
-		case r == '\n':
-			sb.WriteString(`\n`)
-		case r == '\r':
-			sb.WriteString(`\r`)
-		case r < ' ' || r == 0x7f:
-			fmt.Fprintf(&sb, `\x%02x`, r)
-		case r < 0x7f || unicode.IsPrint(r):
-			sb.WriteRune(r)
-		case r <= 0xff:
-			fmt.Fprintf(&sb, `\x%02x`, r)
-		case r <= 0xffff:
-			fmt.Fprintf(&sb, `\u%04x`, r)
-		default:
-			fmt.Fprintf(&sb, `\U%08x`, r)
-		}
-	}
-	sb.WriteRune(quote)
-	return sb.String()
-}
-
 func renderRunAndWait(a map[string]string) string {
 	command, pane := a["command"], a["pane_id"]
 	multiline := strings.ContainsAny(command, "\n\r")
@@ -268,8 +228,8 @@ func renderRunAndWait(a map[string]string) string {
 		"\n" +
 		"```python\n" +
 		"result = run_command(\n" +
-		"    pane_id=" + pyStrLiteral(pane) + ",\n" +
-		"    command=" + pyStrLiteral(command) + ",\n" +
+		"    pane_id=" + pyRepr(pane) + ",\n" +
+		"    command=" + pyRepr(command) + ",\n" +
 		history +
 		"    timeout=" + a["timeout"] + ",\n" +
 		"    max_lines=100,\n" +
@@ -311,7 +271,7 @@ func renderDiagnoseFailingPane(a map[string]string) string {
 
 func renderBuildDevWorkspace(a map[string]string) string {
 	name, logCmd := a["session_name"], a["log_command"]
-	return "Build a development workspace in a new session named " + pyStrLiteral(name) + ":\n" +
+	return "Build a development workspace in a new session named " + pyRepr(name) + ":\n" +
 		"an editor across the top, a shell bottom-left and a log view bottom-right.\n" +
 		"\n" +
 		"1. `create_session(session_name=\"" + name + "\")` makes the session with one\n" +
@@ -321,7 +281,7 @@ func renderBuildDevWorkspace(a map[string]string) string {
 		"3. `split_window(pane_id=\"%B\", direction=\"right\")` splits the lower half\n" +
 		"   again for the logs. Remember the returned `pane_id` as `%C`.\n" +
 		"4. Start the programs with `send_keys`: `send_keys(pane_id=\"%A\", keys=\"vim\")`\n" +
-		"   and `send_keys(pane_id=\"%C\", keys=" + pyStrLiteral(logCmd) + ")`. Pane `%B` stays\n" +
+		"   and `send_keys(pane_id=\"%C\", keys=" + pyRepr(logCmd) + ")`. Pane `%B` stays\n" +
 		"   at its new shell; it needs no input. There is no need to pause first: tmux\n" +
 		"   queues the keystrokes in the pane's terminal even while the shell is still\n" +
 		"   starting, whatever the shell is.\n" +

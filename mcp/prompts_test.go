@@ -327,8 +327,8 @@ func TestPromptStrLiteral(t *testing.T) {
 		"\u200b":        `'\u200b'`,
 		"\U000e0001":    `'\U000e0001'`,
 	} {
-		if got := pyStrLiteral(in); got != want {
-			t.Errorf("pyStrLiteral(%q) = %s, want %s", in, got, want)
+		if got := pyRepr(in); got != want {
+			t.Errorf("pyRepr(%q) = %s, want %s", in, got, want)
 		}
 	}
 }

@@ -287,17 +287,27 @@ func (c *Call) resourceWindows(ctx context.Context, srv *tmux.Server, sess tmux.
 	return out, nil
 }
 
-func readSession(ctx context.Context, s *Server, p map[string]string) (string, error) {
+// sessionAndWindows reads the session a resource URI names and its
+// windows.
+func sessionAndWindows(ctx context.Context, s *Server, p map[string]string) (*Call, tmux.Attrs, []any, error) {
 	c := s.resourceCall(p)
 	srv, err := c.Tmux(ctx)
 	if err != nil {
-		return "", err
+		return nil, nil, nil, err
 	}
 	sess, err := resourceSession(ctx, srv, p["session_name"])
 	if err != nil {
-		return "", err
+		return nil, nil, nil, err
 	}
 	wins, err := c.resourceWindows(ctx, srv, sess)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return c, sess, wins, nil
+}
+
+func readSession(ctx context.Context, s *Server, p map[string]string) (string, error) {
+	c, sess, wins, err := sessionAndWindows(ctx, s, p)
 	if err != nil {
 		return "", err
 	}
@@ -310,16 +320,7 @@ func readSession(ctx context.Context, s *Server, p map[string]string) (string, e
 }
 
 func readSessionWindows(ctx context.Context, s *Server, p map[string]string) (string, error) {
-	c := s.resourceCall(p)
-	srv, err := c.Tmux(ctx)
-	if err != nil {
-		return "", err
-	}
-	sess, err := resourceSession(ctx, srv, p["session_name"])
-	if err != nil {
-		return "", err
-	}
-	wins, err := c.resourceWindows(ctx, srv, sess)
+	_, _, wins, err := sessionAndWindows(ctx, s, p)
 	if err != nil {
 		return "", err
 	}

@@ -312,6 +312,17 @@ func pyRepr(b *strings.Builder, v any, depth int) {
 	}
 }
 
+// PyRepr returns Python's repr of a str: single quotes unless the text
+// has a single quote and no double quote; backslash, the quote, \t, \n
+// and \r escaped; other control and non-printable characters as \x, \u
+// or \U escapes. The audit summaries use it, and so do the MCP messages
+// and prompts that quote values the way the anchor does.
+func PyRepr(s string) string {
+	var b strings.Builder
+	pyReprString(&b, s)
+	return b.String()
+}
+
 // pyReprString writes Python's repr of a str.
 func pyReprString(b *strings.Builder, s string) {
 	quote := '\''
