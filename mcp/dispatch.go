@@ -42,7 +42,9 @@ func (s *Server) dispatch(ctx context.Context, req *sdk.CallToolRequest, name st
 		}
 		res = errorResult(err)
 	}
-	if t != nil && t.spec.ResponseLimited {
+	// display_message is limited too (a divergence): a short format can
+	// still expand to a large text through long variable values.
+	if t != nil && (t.spec.ResponseLimited || name == "display_message") {
 		res = limitResponse(res, responseLimitBytes)
 	}
 	return res

@@ -11,13 +11,6 @@ import (
 // (BEHAVIOR.md §9.7): the caller's environment (object or JSON text),
 // plus the history controls when suppress_persistent_history is set.
 func (c *Call) spawnEnv() ([]string, error) {
-	// tmux expands -c start directories as formats, so "#(cmd)" there
-	// would run cmd on the tmux server's host.
-	if d := c.Str("start_directory"); d != nil {
-		if err := checkNoFormatJob("start_directory", *d); err != nil {
-			return nil, err
-		}
-	}
 	env, err := coerceDictArg("environment", c.Raw("environment"))
 	if err != nil {
 		return nil, err
@@ -81,12 +74,4 @@ func (c *Call) expandHome(p string) string {
 		}
 	}
 	return p
-}
-
-// checkNoFormatJob refuses names tmux would expand with a shell job.
-func checkNoFormatJob(param, v string) error {
-	if strings.Contains(v, "#(") {
-		return expectedf("%s must not contain '#(': tmux would run it as a shell command", param)
-	}
-	return nil
 }

@@ -113,8 +113,8 @@ func nonEmptyLines(lines []string) []string {
 
 func showOption(ctx context.Context, c *Call) (any, error) {
 	// tmux expands option and hook names as formats.
-	if err := checkNoFormatJob("option", c.StrOr("option", "")); err != nil {
-		return nil, err
+	if err := tmux.CheckName("option", c.StrOr("option", "")); err != nil {
+		return nil, expectedf("%v", err)
 	}
 	srv, err := c.Tmux(ctx)
 	if err != nil {
@@ -138,8 +138,8 @@ func showOption(ctx context.Context, c *Call) (any, error) {
 
 func setOption(ctx context.Context, c *Call) (any, error) {
 	// tmux expands option and hook names as formats.
-	if err := checkNoFormatJob("option", c.StrOr("option", "")); err != nil {
-		return nil, err
+	if err := tmux.CheckName("option", c.StrOr("option", "")); err != nil {
+		return nil, expectedf("%v", err)
 	}
 	srv, err := c.Tmux(ctx)
 	if err != nil {
@@ -671,8 +671,8 @@ func hookAttr(name string) string {
 
 func showHook(ctx context.Context, c *Call) (any, error) {
 	// tmux expands option and hook names as formats.
-	if err := checkNoFormatJob("hook_name", c.StrOr("hook_name", "")); err != nil {
-		return nil, err
+	if err := tmux.CheckName("hook", c.StrOr("hook_name", "")); err != nil {
+		return nil, expectedf("%v", err)
 	}
 	srv, err := c.Tmux(ctx)
 	if err != nil {

@@ -342,8 +342,8 @@ func toolSnapshotPane(ctx context.Context, c *Call) (any, error) {
 
 func toolDisplayMessage(ctx context.Context, c *Call) (any, error) {
 	format := c.StrOr("format_string", "")
-	if strings.Contains(format, "#(") {
-		return nil, expectedf("tmux format jobs (#(...)) are not allowed in display_message")
+	if err := tmux.CheckFormat(format); err != nil {
+		return nil, expectedf("display_message: %v. Allowed: #{variable}, the modifiers b d q n w t =N pN, #{?variable,a,b} and comparisons such as #{==:a,b}", err)
 	}
 	srv, p, err := c.tmuxAndPane(ctx)
 	if err != nil {
@@ -417,7 +417,7 @@ func toolRespawnPane(ctx context.Context, c *Call) (any, error) {
 		if dir == "" {
 			dir = "." // what pathlib makes of an empty path
 		}
-		args = append(args, "-c"+dir)
+		args = append(args, "-c"+tmux.EscapeLiteral(dir))
 	}
 	args = append(args, env...)
 	if sh := c.Str("shell"); sh != nil && *sh != "" {
@@ -431,15 +431,12 @@ func toolRespawnPane(ctx context.Context, c *Call) (any, error) {
 
 func toolSetPaneTitle(ctx context.Context, c *Call) (any, error) {
 	title := c.StrOr("title", "")
-	if err := checkNoFormatJob("title", title); err != nil {
-		return nil, err
-	}
 	srv, p, err := c.tmuxAndPane(ctx)
 	if err != nil {
 		return nil, err
 	}
 	id := p["pane_id"]
-	if _, err := srv.Cmd(ctx, "select-pane", "-t", id, "-T", title); err != nil {
+	if _, err := srv.Cmd(ctx, "select-pane", "-t", id, "-T", tmux.EscapeLiteral(title)); err != nil {
 		return nil, err
 	}
 	return c.paneInfoByID(ctx, srv, id)

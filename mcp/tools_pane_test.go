@@ -347,12 +347,11 @@ func TestPaneDisplayMessage(t *testing.T) {
 		t.Fatal("empty format should print tmux's default message")
 	}
 	marker := filepath.Join(t.TempDir(), "job-ran")
-	res := e.fail("display_message", map[string]any{"format_string": "#(touch " + marker + ")", "pane_id": pane}, "#(")
-	if text(res) != "tmux format jobs (#(...)) are not allowed in display_message" {
-		t.Fatalf("refusal text %q", text(res))
-	}
+	e.fail("display_message", map[string]any{"format_string": "#(touch " + marker + ")", "pane_id": pane}, "shell commands (#(...)) are not allowed")
+	// A job built inside tmux by double expansion is refused too.
+	e.fail("display_message", map[string]any{"format_string": "#{E:#{a:35}(touch " + marker + ")}", "pane_id": pane}, "modifier \"E\" is not allowed")
 	// The refusal precedes tmux: even a bad pane id is not reported.
-	e.fail("display_message", map[string]any{"format_string": "x#(true)", "pane_id": "%99999"}, "format jobs")
+	e.fail("display_message", map[string]any{"format_string": "x#(true)", "pane_id": "%99999"}, "format not allowed")
 	time.Sleep(200 * time.Millisecond)
 	if _, err := os.Stat(marker); err == nil {
 		t.Fatal("format job ran")
@@ -460,9 +459,16 @@ func TestPaneSetTitle(t *testing.T) {
 	if p.PaneID != pane || p.PaneTitle == nil || *p.PaneTitle != "my_test_title" {
 		t.Fatalf("title %+v", p)
 	}
-	e.fail("set_pane_title", map[string]any{"title": "x#(touch /tmp/nope)", "pane_id": pane}, "title must not contain '#('")
-	if got := e.paneAttr(pane, "#{pane_title}"); got != "my_test_title" {
-		t.Fatalf("title changed to %q", got)
+	// A title means itself: tmux does not expand it.
+	marker := filepath.Join(t.TempDir(), "ran")
+	hostile := "x#(touch " + marker + ")#S#{E:#{a:35}(touch " + marker + ")}"
+	e.ok("set_pane_title", map[string]any{"title": hostile, "pane_id": pane}, &p)
+	if got := e.paneAttr(pane, "#{pane_title}"); got != hostile || p.PaneTitle == nil || *p.PaneTitle != hostile {
+		t.Fatalf("title %q (result %v), want %q", got, p.PaneTitle, hostile)
+	}
+	time.Sleep(100 * time.Millisecond)
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("a title ran a shell command")
 	}
 	e.fail("set_pane_title", map[string]any{"title": "t", "pane_id": "%99999"}, "Pane not found")
 }

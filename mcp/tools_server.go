@@ -171,13 +171,6 @@ func listServers(ctx context.Context, c *Call) (any, error) {
 }
 
 func createSession(ctx context.Context, c *Call) (any, error) {
-	for _, p := range []string{"session_name", "window_name"} {
-		if v := c.Str(p); v != nil {
-			if err := checkNoFormatJob(p, *v); err != nil {
-				return nil, err
-			}
-		}
-	}
 	env, err := c.spawnEnv()
 	if err != nil {
 		return nil, err
@@ -200,13 +193,13 @@ func createSession(ctx context.Context, c *Call) (any, error) {
 				return nil, &tmux.SessionExistsError{Name: *name}
 			}
 		}
-		args = append(args, "-s", *name)
+		args = append(args, "-s", tmux.EscapeLiteral(*name))
 	}
 	if d := c.Str("start_directory"); d != nil && *d != "" {
-		args = append(args, "-c", c.expandHome(*d))
+		args = append(args, "-c", tmux.EscapeLiteral(c.expandHome(*d)))
 	}
 	if w := c.Str("window_name"); w != nil && *w != "" {
-		args = append(args, "-n", *w)
+		args = append(args, "-n", tmux.EscapeLiteral(*w))
 	}
 	if x := c.Int("x"); x != nil {
 		args = append(args, "-x", strconv.Itoa(*x))

@@ -70,7 +70,15 @@ func TestCreateSessionAndServerInfo(t *testing.T) {
 	}
 	e.fail("create_session", map[string]any{"session_name": "work"}, "Session named work exists")
 	e.fail("create_session", map[string]any{"session_name": "a.b"}, "Bad session name: contains periods")
-	e.fail("create_session", map[string]any{"session_name": "a#(touch /tmp/x)b"}, "#(")
+	// Names mean themselves: tmux does not expand them.
+	var lit SessionInfo
+	e.ok("create_session", map[string]any{"session_name": "a#(true)#Sb", "window_name": "w#{E:#{a:35}(true)}"}, &lit)
+	if *lit.SessionName != "a#(true)#Sb" {
+		t.Fatalf("literal session name %+v", lit)
+	}
+	if got := e.tmux("list-windows", "-t", lit.SessionID, "-F", "#{window_name}"); got != "w#{E:#{a:35}(true)}" {
+		t.Fatalf("literal window name %q", got)
+	}
 	e.ok("create_session", map[string]any{"session_name": "envy", "environment": `{"FOO": "bar"}`}, nil)
 	if got := e.tmux("show-environment", "-t", "envy", "FOO"); got != "FOO=bar" {
 		t.Fatalf("environment = %q", got)
@@ -79,7 +87,7 @@ func TestCreateSessionAndServerInfo(t *testing.T) {
 	e.fail("create_session", map[string]any{"environment": "[1]"}, "environment must be a JSON object")
 	var info ServerInfo
 	e.ok("get_server_info", nil, &info)
-	if !info.IsAlive || info.SessionCount != 3 || info.Version == nil || *info.SocketName != e.socket {
+	if !info.IsAlive || info.SessionCount != 4 || info.Version == nil || *info.SocketName != e.socket {
 		t.Fatalf("server info %+v", info)
 	}
 }

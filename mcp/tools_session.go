@@ -55,11 +55,6 @@ func getSessionInfo(ctx context.Context, c *Call) (any, error) {
 }
 
 func createWindow(ctx context.Context, c *Call) (any, error) {
-	if v := c.Str("window_name"); v != nil {
-		if err := checkNoFormatJob("window_name", *v); err != nil {
-			return nil, err
-		}
-	}
 	env, err := c.spawnEnv()
 	if err != nil {
 		return nil, err
@@ -78,10 +73,10 @@ func createWindow(ctx context.Context, c *Call) (any, error) {
 	}
 	args = append(args, "-P", "-F", tmux.Format(tmux.WindowFields))
 	if d := c.Str("start_directory"); d != nil && *d != "" {
-		args = append(args, "-c", c.expandHome(*d))
+		args = append(args, "-c", tmux.EscapeLiteral(c.expandHome(*d)))
 	}
 	if n := c.Str("window_name"); n != nil {
-		args = append(args, "-n", *n)
+		args = append(args, "-n", tmux.EscapeLiteral(*n))
 	}
 	args = append(args, env...)
 	if d := c.Str("direction"); d != nil {
@@ -107,9 +102,6 @@ func createWindow(ctx context.Context, c *Call) (any, error) {
 
 func renameSession(ctx context.Context, c *Call) (any, error) {
 	newName := c.StrOr("new_name", "")
-	if err := checkNoFormatJob("new_name", newName); err != nil {
-		return nil, err
-	}
 	if err := checkSessionName(newName); err != nil {
 		return nil, err
 	}
@@ -121,7 +113,7 @@ func renameSession(ctx context.Context, c *Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := srv.Cmd(ctx, "rename-session", "-t", s["session_id"], newName); err != nil {
+	if _, err := srv.Cmd(ctx, "rename-session", "-t", s["session_id"], tmux.EscapeLiteral(newName)); err != nil {
 		return nil, err
 	}
 	return c.sessionInfoByID(ctx, srv, s["session_id"])

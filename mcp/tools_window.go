@@ -137,7 +137,7 @@ func splitWindow(ctx context.Context, c *Call) (any, error) {
 	}
 	args = append(args, "-P", "-F", "#{pane_id}")
 	if d := c.Str("start_directory"); d != nil && *d != "" {
-		args = append(args, "-c"+c.expandHome(*d))
+		args = append(args, "-c"+tmux.EscapeLiteral(c.expandHome(*d)))
 	}
 	args = append(args, "-d")
 	args = append(args, env...)
@@ -156,9 +156,6 @@ func splitWindow(ctx context.Context, c *Call) (any, error) {
 
 func renameWindow(ctx context.Context, c *Call) (any, error) {
 	newName := c.StrOr("new_name", "")
-	if err := checkNoFormatJob("new_name", newName); err != nil {
-		return nil, err
-	}
 	srv, err := c.Tmux(ctx)
 	if err != nil {
 		return nil, err
@@ -167,7 +164,7 @@ func renameWindow(ctx context.Context, c *Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := srv.Cmd(ctx, "rename-window", "-t", w["window_id"], newName); err != nil {
+	if _, err := srv.Cmd(ctx, "rename-window", "-t", w["window_id"], tmux.EscapeLiteral(newName)); err != nil {
 		return nil, err
 	}
 	info, err := c.windowInfoByID(ctx, srv, w["window_id"])

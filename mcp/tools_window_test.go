@@ -58,7 +58,11 @@ func TestSessionTools(t *testing.T) {
 	if *renamed.SessionName != "duo" {
 		t.Fatalf("renamed %+v", renamed)
 	}
-	e.fail("rename_session", map[string]any{"session_name": "duo", "new_name": "x#(id)"}, "#(")
+	e.ok("rename_session", map[string]any{"session_name": "duo", "new_name": "x#(id)#S"}, &renamed)
+	if *renamed.SessionName != "x#(id)#S" {
+		t.Fatalf("literal rename %+v", renamed)
+	}
+	e.ok("rename_session", map[string]any{"session_name": "x#(id)#S", "new_name": "duo"}, &renamed)
 	e.fail("kill_session", nil, "Refusing to kill without an explicit target")
 	if got := e.ok("kill_session", map[string]any{"session_name": "duo"}, nil); got != "Session killed: duo" {
 		t.Fatalf("kill_session: %q", got)

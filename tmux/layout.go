@@ -9,6 +9,13 @@ import (
 // BuiltinLayouts are the layout names tmux knows.
 var BuiltinLayouts = []string{"even-horizontal", "even-vertical", "main-horizontal", "main-vertical", "tiled", "main-horizontal-mirrored", "main-vertical-mirrored"}
 
+// MaxLayoutSize bounds every width, height and offset of a custom layout
+// (tmux's WINDOW_MAXIMUM).
+const MaxLayoutSize = 10000
+
+// maxLayoutLen bounds a custom layout string.
+const maxLayoutLen = 8192
+
 // CheckLayout accepts a built-in layout name or a well-formed custom
 // layout string with a correct checksum. tmux 3.3a's server crashes on
 // some malformed names, so nothing else is passed through.
@@ -17,6 +24,9 @@ func CheckLayout(s string) error {
 		if s == b {
 			return nil
 		}
+	}
+	if len(s) > maxLayoutLen {
+		return fmt.Errorf("layout string is %d bytes long; at most %d are allowed", len(s), maxLayoutLen)
 	}
 	if len(s) < 6 || s[4] != ',' {
 		return errors.New("not a built-in layout name or a layout string")
@@ -61,6 +71,11 @@ func (p *layoutParser) num() error {
 	}
 	if p.i == st || p.i-st > 6 {
 		return fmt.Errorf("expected a number at offset %d", st)
+	}
+	// tmux's own limit on a window's size (WINDOW_MAXIMUM): larger custom
+	// layouts make the server allocate huge grids.
+	if v, _ := strconv.Atoi(p.s[st:p.i]); v > MaxLayoutSize {
+		return fmt.Errorf("layout size %d at offset %d exceeds %d", v, st, MaxLayoutSize)
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package tmux
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -24,6 +25,10 @@ func TestCheckLayout(t *testing.T) {
 		{withSum("80x24,0,0{40x24,0,0,1"), false},
 		{withSum("80x24"), false},
 		{"zzzz,80x24,0,0,1", false},
+		{withSum("10000x10000,0,0,123456"), true}, // pane ids may be large
+		{withSum("999999x999999,0,0,1"), false},
+		{withSum("80x24,0,0{40x24,0,0,1,10001x24,41,0,2}"), false},
+		{withSum("80x24,0,0,1" + strings.Repeat(" ", 8200)), false},
 	}
 	for _, tc := range cases {
 		err := CheckLayout(tc.in)
