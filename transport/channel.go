@@ -49,8 +49,8 @@ import (
 // When the command ends, the loop kills the watcher with SIGKILL (a trapped
 // TERM can be lost while bash blocks in read) and reaps it with stderr
 // discarded, so no "Killed" notice reaches the command's stderr.
-// The loop contains no quote, backslash or newline, so any login shell can
-// start it.
+// The login shell never parses the loop: it starts sh with channelBoot,
+// which reads the loop as the first line of stdin and runs it.
 const channelLoop = `exec 3<&0 </dev/null; IFS= read -r M <&3 || exit 0; nl=$(echo; echo x); nl=${nl%x}; ` +
 	`echo "$M r"; echo "$M r" >&2; ` +
 	`while IFS= read -r h <&3; do s=${h%% *}; r=${h#* }; n=${r%% *}; m=${r#* }; ` +
@@ -62,6 +62,38 @@ const channelLoop = `exec 3<&0 </dev/null; IFS= read -r M <&3 || exit 0; nl=$(ec
 	`wait $p 2>/dev/null; st=$?; kill -9 $w 2>/dev/null; wait $w 2>/dev/null; ` +
 	`echo "$M $s $st"; echo "$M $s" >&2; done`
 
+// sessionLoop is what a per-command session runs (the fallback when the
+// command channels are busy, and for large stdin): it reads a line with a
+// count N, then the N lines of the QuoteArgv command line, and execs it;
+// the rest of the session's stdin is the command's stdin (sh's read takes
+// no byte past its newline). Like channelLoop it contains no quote,
+// backslash, newline or '!', so any login shell starts it unchanged.
+const sessionLoop = `IFS= read -r n || exit 126; nl=$(echo; echo x); nl=${nl%x}; c=; i=0; ` +
+	`while [ $i -lt $n ]; do IFS= read -r l || exit 126; if [ $i -eq 0 ]; then c=$l; else c=$c$nl$l; fi; i=$((i+1)); done; ` +
+	`eval "exec $c"`
+
+// sessionCommand is the command line that starts sessionLoop.
+func sessionCommand() string {
+	line, err := QuoteArgv([]string{"sh", "-c", sessionLoop})
+	if err != nil {
+		panic(err)
+	}
+	return "exec " + line
+}
+
+// encodeSessionInput frames a command line for sessionLoop.
+func encodeSessionInput(line string) []byte {
+	cmd := strings.Split(line, "\n")
+	var b bytes.Buffer
+	b.Grow(len(line) + 16)
+	fmt.Fprintf(&b, "%d\n", len(cmd))
+	for _, l := range cmd {
+		b.WriteString(l)
+		b.WriteByte('\n')
+	}
+	return b.Bytes()
+}
+
 // maxChannelStdin is the largest stdin sent through a command channel
 // (the loop reads it a byte at a time); larger stdin takes a per-command
 // session.
@@ -71,9 +103,14 @@ const maxChannelStdin = 64 << 10
 // session opened: the host cannot run it, so the connection stops trying.
 var errChannelStart = errors.New("command channel did not start")
 
+// channelBoot reads one line (channelLoop) from stdin and runs it. Like
+// sessionLoop it holds no quote, backslash, newline or '!', so any login
+// shell (sh, bash, zsh, fish, csh/tcsh) starts it unchanged.
+const channelBoot = `IFS= read -r s || exit 0; eval "$s"`
+
 // channelCommand is the command line that starts the loop.
 func channelCommand() string {
-	line, err := QuoteArgv([]string{"sh", "-c", channelLoop})
+	line, err := QuoteArgv([]string{"sh", "-c", channelBoot})
 	if err != nil {
 		panic(err)
 	}
@@ -199,6 +236,11 @@ func (cc *cmdChannel) readFrames(r io.Reader, dst chan<- frame) {
 		}
 		n, err := r.Read(chunk)
 		buf = append(buf, chunk[:n]...)
+		if len(buf) > MaxOutput {
+			// The loop is desynchronised by now: drop the channel.
+			cc.fail(errOutputTooLarge())
+			return
+		}
 		if err != nil {
 			if err == io.EOF {
 				err = errors.New("remote command loop closed its output")
@@ -261,7 +303,7 @@ func (c *sshConn) startLoop(ctx context.Context, sch ssh.Channel, reqs <-chan *s
 		err = errors.New("server refused to start it")
 	}
 	if err == nil {
-		_, err = sch.Write(append(cc.marker, '\n'))
+		_, err = sch.Write([]byte(channelLoop + "\n" + string(cc.marker) + "\n"))
 	}
 	for ready := 0; err == nil && ready < 2; {
 		select {
@@ -334,6 +376,9 @@ func (cc *cmdChannel) run(ctx context.Context, line string, stdin []byte) (Resul
 		case <-cc.dead:
 			if ctx.Err() != nil {
 				return res, started, ctx.Err()
+			}
+			if errors.Is(cc.deadErr, ErrOutputTooLarge) {
+				return Result{}, started, cc.deadErr
 			}
 			return res, started, fmt.Errorf("command channel: %w", cc.deadErr)
 		}

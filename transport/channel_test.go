@@ -61,7 +61,7 @@ func TestChannelRCOncePerChannel(t *testing.T) {
 func loopPIDs(h *sshtest.Host) []int {
 	isLoop := func(pid int) bool {
 		cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-		return bytes.HasPrefix(cmdline, []byte("sh\x00-c\x00exec 3<&0"))
+		return bytes.HasPrefix(cmdline, []byte("sh\x00-c\x00"+channelBoot))
 	}
 	var out []int
 	for _, pid := range sshtest.Descendants(h.PID()) {

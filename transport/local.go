@@ -52,8 +52,8 @@ func (l *Local) lookPath(name string) (string, error) {
 
 // Run implements Runner.
 func (l *Local) Run(ctx context.Context, argv []string, stdin []byte) (Result, error) {
-	if len(argv) == 0 {
-		return Result{}, ErrEmptyArgv
+	if err := checkArgv(argv); err != nil {
+		return Result{}, fmt.Errorf("local: %w", err)
 	}
 	path, err := l.lookPath(argv[0])
 	if err != nil {
@@ -64,14 +64,32 @@ func (l *Local) Run(ctx context.Context, argv []string, stdin []byte) (Result, e
 	if wantsUnnestedEnv(argv) {
 		cmd.Env = envWithout(os.Environ(), "TMUX")
 	}
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout = &stdout
-	cmd.Stderr = &stderr
+	budget := newOutputBudget()
+	stdout, stderr := &boundedBuffer{budget: budget}, &boundedBuffer{budget: budget}
+	cmd.Stdout = stdout
+	cmd.Stderr = stderr
+	// A command that floods its output is killed once the budget is spent
+	// (it may ignore SIGPIPE, or stop writing and sleep).
+	var started sync.WaitGroup
+	started.Add(1)
+	budget.onExceed = func() {
+		started.Wait()
+		if cmd.Process != nil {
+			_ = cmd.Process.Kill()
+		}
+	}
 	if stdin != nil {
 		cmd.Stdin = bytes.NewReader(stdin)
 	}
-	err = cmd.Run()
+	err = cmd.Start()
+	started.Done()
+	if err == nil {
+		err = cmd.Wait()
+	}
 	res := Result{Stdout: stdout.Bytes(), Stderr: stderr.Bytes()}
+	if budget.exceeded() {
+		return Result{}, fmt.Errorf("local: %s: %w", argv[0], errOutputTooLarge())
+	}
 	if err != nil {
 		var ee *exec.ExitError
 		if errors.As(err, &ee) && ctx.Err() == nil {

@@ -207,3 +207,18 @@ func FuzzQuoteArgv(f *testing.F) {
 		}
 	})
 }
+
+// TestLoopsNeedNoQuoting: the only text a login shell ever parses is the
+// command that starts sh with channelLoop or sessionLoop. Neither may hold
+// a character that some login shell treats specially inside single quotes
+// (fish: backslash; csh/tcsh: '!' and newline), or a single quote.
+func TestLoopsNeedNoQuoting(t *testing.T) {
+	for name, loop := range map[string]string{"channelBoot": channelBoot, "sessionLoop": sessionLoop} {
+		if i := strings.IndexAny(loop, "'\\\n!"); i >= 0 {
+			t.Errorf("%s holds %q at %d", name, loop[i], i)
+		}
+	}
+	if strings.Contains(channelLoop, "\n") {
+		t.Error("channelLoop is sent as one line; it must not hold a newline")
+	}
+}

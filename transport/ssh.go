@@ -35,6 +35,10 @@ const (
 	DefaultServerAliveCountMax = 3
 	// DefaultMaxSessions stays below OpenSSH's default MaxSessions (10).
 	DefaultMaxSessions = 8
+	// DefaultKeepaliveInterval is the keepalive interval when ssh_config
+	// sets no ServerAliveInterval: a controller must notice dead peers
+	// whatever the user's interactive settings are.
+	DefaultKeepaliveInterval = 15 * time.Second
 	// channelReserve is how many session slots the command channels leave
 	// for per-command sessions (overflow, large stdin, channel start-up).
 	channelReserve = 2
@@ -171,8 +175,8 @@ func (s *SSH) spawn(f func()) bool {
 // shell could not find argv[0]) is reported as an error wrapping
 // ErrNotFound, as Local does, with the Result still filled in.
 func (s *SSH) Run(ctx context.Context, argv []string, stdin []byte) (Result, error) {
-	if len(argv) == 0 {
-		return Result{}, ErrEmptyArgv
+	if err := checkArgv(argv); err != nil {
+		return Result{}, s.errorf("%w", err)
 	}
 	line, err := QuoteArgv(argv)
 	if err != nil {
@@ -194,7 +198,7 @@ func (s *SSH) Run(ctx context.Context, argv []string, stdin []byte) (Result, err
 		if ctx.Err() != nil {
 			return res, s.errorf("%s: %w", argv[0], ctx.Err())
 		}
-		if started || attempt == attempts || errors.Is(err, ErrClosed) {
+		if started || attempt == attempts || errors.Is(err, ErrClosed) || errors.Is(err, ErrUnreachable) || errors.Is(err, ErrOutputTooLarge) {
 			return res, s.errorf("%s: %w", argv[0], err)
 		}
 		s.log.Debug("command never started; retrying", "attempt", attempt, "err", err)
@@ -343,6 +347,10 @@ func (s *SSH) connLost(c *sshConn, err error) {
 		return
 	}
 	s.state = SSHIdle
+	if errors.Is(err, ErrUnreachable) {
+		// The peer stopped answering: say so until a new dial succeeds.
+		s.state = SSHUnreachable
+	}
 	s.lastErr, s.lastErrAt = s.errorf("connection lost: %w", err), time.Now()
 	s.log.Info("connection lost", "err", err)
 }

@@ -1,11 +1,11 @@
 package transport
 
 import (
-	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"sync"
 	"time"
 
@@ -113,6 +113,15 @@ func (c *sshConn) acquireSlot(ctx context.Context) error {
 // run runs one quoted command line. started reports whether the command
 // may have begun on the server (if false, it certainly did not).
 func (c *sshConn) run(ctx context.Context, line string, stdin []byte) (res Result, started bool, err error) {
+	stop := c.watch()
+	defer stop()
+	defer func() {
+		// A call that failed because the connection died reports why it
+		// died (for instance: the host stopped answering).
+		if err != nil && ctx.Err() == nil && c.isDead() && !errors.Is(err, ErrOutputTooLarge) {
+			err = c.deadErr()
+		}
+	}()
 	if c.s.opts.PerCommand || len(stdin) > maxChannelStdin {
 		if err := c.acquireSlot(ctx); err != nil {
 			return Result{}, false, err
@@ -131,6 +140,71 @@ func (c *sshConn) run(ctx context.Context, line string, stdin []byte) (res Resul
 	res, started, err = ch.run(ctx, line, stdin)
 	c.put(ch)
 	return res, started, err
+}
+
+// replyTimeout is how long the host may stay silent while a call waits
+// on it: the ConnectTimeout of its ssh_config, or DefaultConnectTimeout.
+func (c *sshConn) replyTimeout() time.Duration { return connectTimeout(&c.s.cfg) }
+
+// watch guards one call in flight: every half replyTimeout it sends a
+// keepalive request, and if the host does not answer within the other
+// half, the connection is declared dead (ErrUnreachable) and dropped, so
+// the call, and every other call on the connection, fails at once and the
+// next call dials again. A frozen host thus costs a call at most about
+// replyTimeout, while a legitimately long command (tmux wait-for) goes on
+// as long as the host answers. The returned function ends the watch.
+func (c *sshConn) watch() func() {
+	d := c.replyTimeout()
+	done := make(chan struct{})
+	if !c.s.spawn(func() {
+		t := time.NewTimer(d / 2)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-c.done:
+				return
+			case <-t.C:
+			}
+			if !c.probe(d/2, done) {
+				c.close(fmt.Errorf("%w: no reply within %s", ErrUnreachable, d))
+				return
+			}
+			t.Reset(d / 2)
+		}
+	}) {
+		return func() {}
+	}
+	return func() { close(done) }
+}
+
+// probe sends one keepalive request and reports whether the host answered
+// within d (or the watched call ended first, or the connection is gone).
+func (c *sshConn) probe(d time.Duration, done <-chan struct{}) bool {
+	reply := make(chan error, 1)
+	start := time.Now()
+	if !c.s.spawn(func() {
+		_, _, err := c.client.SendRequest("keepalive@openssh.com", true, nil)
+		reply <- err
+	}) {
+		return true
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case err := <-reply:
+		if err == nil {
+			c.s.setRTT(time.Since(start))
+		}
+		return err == nil
+	case <-done:
+		return true
+	case <-c.done:
+		return true
+	case <-t.C:
+		return false
+	}
 }
 
 // openSession opens a session channel. While the server refuses for lack of
@@ -210,12 +284,17 @@ func (c *sshConn) runSession(ctx context.Context, line string, stdin []byte) (Re
 	stop := context.AfterFunc(ctx, func() { sess.close() })
 	defer stop()
 
-	var stdout, stderr bytes.Buffer
+	budget := newOutputBudget()
+	budget.onExceed = sess.close
+	stdout, stderr := &boundedBuffer{budget: budget}, &boundedBuffer{budget: budget}
 	var copies sync.WaitGroup
 	copies.Add(2)
-	go func() { defer copies.Done(); stdout.ReadFrom(ch) }()
-	go func() { defer copies.Done(); stderr.ReadFrom(ch.Stderr()) }()
-	ok, err := ch.SendRequest("exec", true, ssh.Marshal(struct{ Command string }{line}))
+	go func() { defer copies.Done(); _, _ = io.Copy(stdout, ch) }()
+	go func() { defer copies.Done(); _, _ = io.Copy(stderr, ch.Stderr()) }()
+	// The login shell only ever sees sessionCommand, which holds no quote,
+	// backslash, newline or '!': whatever the shell (sh, bash, zsh, fish,
+	// tcsh), it starts sh. The quoted command line travels on stdin.
+	ok, err := ch.SendRequest("exec", true, ssh.Marshal(struct{ Command string }{sessionCommand()}))
 	if err != nil || !ok {
 		sess.close()
 		copies.Wait()
@@ -232,7 +311,7 @@ func (c *sshConn) runSession(ctx context.Context, line string, stdin []byte) (Re
 	stdinDone := make(chan struct{})
 	go func() {
 		defer close(stdinDone)
-		if stdin != nil {
+		if _, err := ch.Write(encodeSessionInput(line)); err == nil && stdin != nil {
 			ch.Write(stdin)
 		}
 		ch.CloseWrite()
@@ -242,6 +321,9 @@ func (c *sshConn) runSession(ctx context.Context, line string, stdin []byte) (Re
 	sess.close()
 	<-stdinDone // a write blocked on a command that never read stdin fails once closed
 	res := Result{Stdout: stdout.Bytes(), Stderr: stderr.Bytes(), ExitCode: status}
+	if budget.exceeded() {
+		return Result{}, true, errOutputTooLarge()
+	}
 	if ctx.Err() != nil {
 		return res, true, ctx.Err()
 	}
@@ -346,6 +428,9 @@ func signalNumber(name string) int {
 // once to measure the round trip, whatever the interval.
 func (c *sshConn) keepalive() {
 	interval := c.s.cfg.ServerAliveInterval
+	if interval <= 0 {
+		interval = DefaultKeepaliveInterval
+	}
 	maxMissed := c.s.cfg.ServerAliveCountMax
 	if maxMissed <= 0 {
 		maxMissed = DefaultServerAliveCountMax
@@ -365,12 +450,9 @@ func (c *sshConn) keepalive() {
 	}
 	send()
 	outstanding := true
-	var tick <-chan time.Time
-	if interval > 0 {
-		t := time.NewTicker(interval)
-		defer t.Stop()
-		tick = t.C
-	}
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	tick := t.C
 	missed := 0
 	for {
 		select {
