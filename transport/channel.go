@@ -63,29 +63,28 @@ const channelLoop = `exec 3<&0 </dev/null; IFS= read -r M <&3 || exit 0; nl=$(ec
 	`echo "$M $s $st"; echo "$M $s" >&2; done`
 
 // sessionLoop is what a per-command session runs (the fallback when the
-// command channels are busy, and for large stdin): it reads a line with a
-// count N, then the N lines of the QuoteArgv command line, and execs it;
-// the rest of the session's stdin is the command's stdin (sh's read takes
-// no byte past its newline). Like channelLoop it contains no quote,
-// backslash, newline or '!', so any login shell starts it unchanged.
+// command channels are busy, and for large stdin), started like the
+// channel loop by shellBoot from the first line of stdin. It reads a line
+// with a count N, then the N lines of the QuoteArgv command line, and
+// runs it with the rest of the session's stdin (sh's read takes no byte
+// past its newline). A TERM (sent as an SSH "signal" request when the
+// caller gives up or the output overflows) kills the session's whole
+// process group, so no orphan keeps sshd's pipes, and the session, open.
 const sessionLoop = `IFS= read -r n || exit 126; nl=$(echo; echo x); nl=${nl%x}; c=; i=0; ` +
 	`while [ $i -lt $n ]; do IFS= read -r l || exit 126; if [ $i -eq 0 ]; then c=$l; else c=$c$nl$l; fi; i=$((i+1)); done; ` +
-	`eval "exec $c"`
+	`exec 3<&0; trap "kill -9 0" TERM HUP; (eval "exec $c") <&3 3<&- & wait $! 2>/dev/null; exit $?`
 
-// sessionCommand is the command line that starts sessionLoop.
-func sessionCommand() string {
-	line, err := QuoteArgv([]string{"sh", "-c", sessionLoop})
-	if err != nil {
-		panic(err)
-	}
-	return "exec " + line
-}
+// sessionCommand is the command line that starts a per-command session.
+func sessionCommand() string { return channelCommand() }
 
-// encodeSessionInput frames a command line for sessionLoop.
+// encodeSessionInput frames sessionLoop and a command line for a
+// per-command session.
 func encodeSessionInput(line string) []byte {
 	cmd := strings.Split(line, "\n")
 	var b bytes.Buffer
-	b.Grow(len(line) + 16)
+	b.Grow(len(sessionLoop) + len(line) + 16)
+	b.WriteString(sessionLoop)
+	b.WriteByte('\n')
 	fmt.Fprintf(&b, "%d\n", len(cmd))
 	for _, l := range cmd {
 		b.WriteString(l)
@@ -103,10 +102,11 @@ const maxChannelStdin = 64 << 10
 // session opened: the host cannot run it, so the connection stops trying.
 var errChannelStart = errors.New("command channel did not start")
 
-// channelBoot reads one line (channelLoop) from stdin and runs it. Like
-// sessionLoop it holds no quote, backslash, newline or '!', so any login
-// shell (sh, bash, zsh, fish, csh/tcsh) starts it unchanged.
-const channelBoot = `IFS= read -r s || exit 0; eval "$s"`
+// channelBoot reads one line (channelLoop or sessionLoop) from stdin and
+// runs it. It holds no quote, backslash, newline or '!', so any login
+// shell (sh, bash, zsh, fish, csh/tcsh) starts it unchanged; it is all a
+// login shell ever parses.
+const channelBoot = `IFS= read -r s || exit 126; eval "$s"`
 
 // channelCommand is the command line that starts the loop.
 func channelCommand() string {

@@ -20,6 +20,6 @@ type SSHConfig struct {
 	HashKnownHosts        bool          // hash host names written by accept-new
 	HostKeyAlias          string        // name to look up in known_hosts instead of HostName
 	ConnectTimeout        time.Duration // TCP connect + handshake bound; 0 means 10s
-	ServerAliveInterval   time.Duration // keepalive period; 0 disables keepalives
+	ServerAliveInterval   time.Duration // keepalive period; 0 means DefaultKeepaliveInterval (15s)
 	ServerAliveCountMax   int           // missed keepalives before the connection is dropped (default 3)
 }

@@ -281,11 +281,22 @@ func (c *sshConn) runSession(ctx context.Context, line string, stdin []byte) (Re
 	}
 	sess := newRawSession(ch, reqs)
 	defer sess.close()
-	stop := context.AfterFunc(ctx, func() { sess.close() })
+	// abort makes the session end now: a TERM to sessionLoop kills the
+	// command's process group (sshd closes the session only once every
+	// process holding its pipes is gone), then the channel is closed.
+	var abortOnce sync.Once
+	aborted := make(chan struct{})
+	abort := func() {
+		abortOnce.Do(func() {
+			close(aborted)
+			_, _ = ch.SendRequest("signal", false, ssh.Marshal(struct{ Signal string }{"TERM"}))
+			sess.close()
+		})
+	}
+	stop := context.AfterFunc(ctx, abort)
 	defer stop()
-
 	budget := newOutputBudget()
-	budget.onExceed = sess.close
+	budget.onExceed = abort
 	stdout, stderr := &boundedBuffer{budget: budget}, &boundedBuffer{budget: budget}
 	var copies sync.WaitGroup
 	copies.Add(2)
@@ -316,10 +327,35 @@ func (c *sshConn) runSession(ctx context.Context, line string, stdin []byte) (Re
 		}
 		ch.CloseWrite()
 	}()
-	copies.Wait() // stdout and stderr reach EOF when the command's end closes them
+	// stdout and stderr reach EOF when the command's end closes them.
+	finished := make(chan struct{})
+	go func() {
+		copies.Wait()
+		<-sess.exited
+		<-stdinDone // a write blocked on a command that never read stdin fails once closed
+		close(finished)
+	}()
+	select {
+	case <-finished:
+	case <-aborted:
+		// The server closes the channel once the killed command is gone; a
+		// server that does not is not waited for beyond the reply timeout
+		// (what is left ends with the connection).
+		select {
+		case <-finished:
+		case <-time.After(c.replyTimeout()):
+		case <-c.done:
+		}
+		if budget.exceeded() {
+			return Result{}, true, errOutputTooLarge()
+		}
+		if ctx.Err() != nil {
+			return Result{}, true, ctx.Err()
+		}
+		return Result{}, true, errors.New("session aborted")
+	}
 	status, err := sess.wait()
 	sess.close()
-	<-stdinDone // a write blocked on a command that never read stdin fails once closed
 	res := Result{Stdout: stdout.Bytes(), Stderr: stderr.Bytes(), ExitCode: status}
 	if budget.exceeded() {
 		return Result{}, true, errOutputTooLarge()
