@@ -85,12 +85,14 @@ func newHostKeyChecker(cfg *SSHConfig, log *slog.Logger) (*hostKeyChecker, error
 	}
 	h := &hostKeyChecker{cfg: cfg, log: log}
 	if cfg.HostKeyAlias != "" {
-		// OpenSSH looks an alias up without the port.
-		h.lookup = net.JoinHostPort(cfg.HostKeyAlias, "22")
+		h.lookup = aliasLookup(cfg.HostKeyAlias)
 	} else {
 		h.lookup = net.JoinHostPort(cfg.HostName, strconv.Itoa(port))
 	}
 	h.name = knownhosts.Normalize(h.lookup)
+	if cfg.HostKeyAlias != "" && h.name != cfg.HostKeyAlias {
+		return nil, fmt.Errorf("known_hosts: HostKeyAlias %q cannot be looked up verbatim", cfg.HostKeyAlias)
+	}
 	var files []string
 	for _, f := range slices.Concat(cfg.UserKnownHostsFiles, cfg.GlobalKnownHostsFiles) {
 		if st, err := os.Stat(f); err == nil && st.Mode().IsRegular() && !slices.Contains(files, f) {
@@ -104,6 +106,19 @@ func newHostKeyChecker(cfg *SSHConfig, log *slog.Logger) (*hostKeyChecker, error
 		return nil, err
 	}
 	return h, nil
+}
+
+// aliasLookup returns the host:port to hand the knownhosts callback so
+// that the name it looks up is the HostKeyAlias itself: OpenSSH matches an
+// alias verbatim, without adding a port, and an alias may already have
+// the "[host]:port" form of a known_hosts name.
+func aliasLookup(alias string) string {
+	if strings.HasPrefix(alias, "[") {
+		if host, port, err := net.SplitHostPort(alias); err == nil {
+			return net.JoinHostPort(host, port)
+		}
+	}
+	return net.JoinHostPort(alias, "22")
 }
 
 // load builds the callback. knownhosts.New fails on the first line it

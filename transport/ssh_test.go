@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -225,6 +226,15 @@ func TestSSHHostKeyAlias(t *testing.T) {
 	cfg := h.config()
 	cfg.UserKnownHostsFiles = []string{kh}
 	cfg.HostKeyAlias = "box.example"
+	run(t, newRunner(t, cfg, SSHOptions{}), "true")
+
+	// An alias in known_hosts' "[host]:port" form is matched verbatim, as
+	// ssh does, not wrapped again.
+	bracketed := "[127.0.0.1]:" + strconv.Itoa(h.Port+1)
+	kh2 := filepath.Join(t.TempDir(), "known_hosts")
+	sshtest.WriteKnownHosts(t, kh2, sshtest.KnownHostsOptions{Name: bracketed}, h.Host)
+	cfg.UserKnownHostsFiles = []string{kh2}
+	cfg.HostKeyAlias = bracketed
 	run(t, newRunner(t, cfg, SSHOptions{}), "true")
 
 	// accept-new records the alias, without a port.
