@@ -134,13 +134,72 @@ func ParseHostSafety(specs []string) (HostSafety, error) {
 	return h, nil
 }
 
-// Cap returns the tier cap of alias: the first spec whose pattern matches
-// wins; ok is false when none does.
+// tierRank orders the tiers, lowest first.
+func tierRank(tier string) int {
+	switch tier {
+	case TierReadonly:
+		return 0
+	case TierMutating:
+		return 1
+	}
+	return 2
+}
+
+// Cap returns the tier cap of alias: the LOWEST tier of every rule whose
+// pattern matches, so a rule can only ever restrict a host further (the
+// order of the rules does not matter); ok is false when none matches.
 func (h HostSafety) Cap(alias string) (tier string, ok bool) {
 	for _, r := range h.rules {
 		if m, _ := path.Match(r.pattern, alias); m {
-			return r.tier, true
+			if !ok || tierRank(r.tier) < tierRank(tier) {
+				tier = r.tier
+			}
+			ok = true
 		}
 	}
-	return "", false
+	return tier, ok
+}
+
+// Shadowed returns a warning for every rule that changes no host's cap
+// among aliases (the hosts it could apply to): every host it matches is
+// capped lower (or as low) by another rule. A rule matching no alias at
+// all is reported too.
+func (h HostSafety) Shadowed(aliases []string) []string {
+	var out []string
+	for i, r := range h.rules {
+		matched, effective := false, false
+		for _, a := range aliases {
+			if m, _ := path.Match(r.pattern, a); !m {
+				continue
+			}
+			matched = true
+			if c, _ := h.Cap(a); c == r.tier && !h.lowerBefore(i, a) {
+				effective = true
+			}
+		}
+		switch {
+		case !matched:
+			out = append(out, fmt.Sprintf("--host-safety %s=%s matches no selected host", r.pattern, r.tier))
+		case !effective:
+			out = append(out, fmt.Sprintf("--host-safety %s=%s has no effect: every host it matches is capped as low or lower by another rule (the lowest matching tier wins)", r.pattern, r.tier))
+		}
+	}
+	return out
+}
+
+// lowerBefore reports whether a rule other than rules[i] caps alias as low
+// as rules[i] does and comes first (so of two equal rules only the first
+// counts as effective).
+func (h HostSafety) lowerBefore(i int, alias string) bool {
+	for j, r := range h.rules {
+		if j == i {
+			continue
+		}
+		if m, _ := path.Match(r.pattern, alias); m {
+			if tierRank(r.tier) < tierRank(h.rules[i].tier) || (tierRank(r.tier) == tierRank(h.rules[i].tier) && j < i) {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -120,6 +120,36 @@ func FuzzParseSelection(f *testing.F) {
 	})
 }
 
+func TestHostSafetyShadowed(t *testing.T) {
+	tests := []struct {
+		specs []string
+		want  []string // patterns reported
+	}{
+		{[]string{"*=mutating", "rt-good=readonly"}, nil},
+		{[]string{"*=readonly", "dev-1=destructive"}, []string{"dev-1=destructive"}},
+		{[]string{"dev-*=readonly", "dev-*=readonly"}, []string{"dev-*=readonly"}},
+		{[]string{"nomatch-*=readonly"}, []string{"nomatch-*=readonly"}},
+		{[]string{"dev-1=mutating", "dev-*=destructive"}, nil}, // dev-2 is still capped by the second
+	}
+	aliases := []string{"local", "dev-1", "dev-2", "rt-good"}
+	for _, tt := range tests {
+		h, err := ParseHostSafety(tt.specs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := h.Shadowed(aliases)
+		if len(got) != len(tt.want) {
+			t.Errorf("%v: warnings %q, want %d about %v", tt.specs, got, len(tt.want), tt.want)
+			continue
+		}
+		for i, w := range tt.want {
+			if !strings.Contains(got[i], w) {
+				t.Errorf("%v: warning %q does not name %s", tt.specs, got[i], w)
+			}
+		}
+	}
+}
+
 func TestHostSafety(t *testing.T) {
 	h, err := ParseHostSafety([]string{"prod-*=readonly", "prod-db=destructive", " build-* = Mutating ,local=readonly", "*=destructive"})
 	if err != nil {
@@ -131,7 +161,7 @@ func TestHostSafety(t *testing.T) {
 		wantOK bool
 	}{
 		{"prod-1", TierReadonly, true},
-		{"prod-db", TierReadonly, true}, // first matching spec wins
+		{"prod-db", TierReadonly, true}, // the lowest matching tier wins
 		{"build-7", TierMutating, true},
 		{"local", TierReadonly, true},
 		{"other", TierDestructive, true},
@@ -148,6 +178,17 @@ func TestHostSafety(t *testing.T) {
 	h2, _ := ParseHostSafety([]string{"a=readonly"})
 	if _, ok := h2.Cap("b"); ok {
 		t.Error("b capped")
+	}
+
+	// Order does not matter: a later, narrower rule still restricts.
+	for _, specs := range [][]string{{"*=mutating", "rt-good=readonly"}, {"rt-good=readonly", "*=mutating"}} {
+		h3, _ := ParseHostSafety(specs)
+		if got, _ := h3.Cap("rt-good"); got != TierReadonly {
+			t.Errorf("%v: rt-good capped at %q, want readonly", specs, got)
+		}
+		if got, _ := h3.Cap("rt-other"); got != TierMutating {
+			t.Errorf("%v: rt-other capped at %q, want mutating", specs, got)
+		}
 	}
 
 	for _, bad := range []string{"prod", "=readonly", "prod=", "prod=admin", "pro[d=readonly", "prod=readonly=x"} {

@@ -115,7 +115,7 @@ func (g *globalFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&g.hosts, "hosts", os.Getenv("FLEETMUX_HOSTS"), "enable the ssh_config Host aliases matching `PATTERNS` (comma-separated globs, \"!pat\" excludes); switches on fleet mode (env FLEETMUX_HOSTS)")
 	fs.StringVar(&g.sshConfig, "ssh-config", os.Getenv("FLEETMUX_SSH_CONFIG"), "ssh_config `FILE` to read hosts from (default ~/.ssh/config, then /etc/ssh/ssh_config; env FLEETMUX_SSH_CONFIG)")
 	fs.BoolVar(&g.noLocal, "no-local", false, "do not expose this machine as host \"local\" (fleet mode only)")
-	fs.Var(&g.hostSafety, "host-safety", "cap a host's safety tier, `PATTERN=TIER` with TIER readonly, mutating or destructive (repeatable; fleet mode only)")
+	fs.Var(&g.hostSafety, "host-safety", "cap a host's safety tier, `PATTERN=TIER` with TIER readonly, mutating or destructive (repeatable; fleet mode only). When several rules match a host, the lowest tier wins, whatever their order")
 	fs.StringVar(&g.state, "state", os.Getenv("FLEETMUX_STATE"), "state `FILE` for the audit log and host state (env FLEETMUX_STATE; default $XDG_STATE_HOME/fleetmux/state.db, else ~/.local/state/fleetmux/state.db)")
 	fs.BoolVar(&g.noAudit, "no-audit", false, "do not open the state file: no persisted audit log or host state")
 	fs.Var(&g.retention, "audit-retention", "delete audit records older than this `AGE`, e.g. 30d or 72h; 0 keeps any age (the log is also capped at 256 MiB)")

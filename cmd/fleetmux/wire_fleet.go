@@ -38,8 +38,15 @@ func wireFleet(ctx context.Context, g *globalFlags, o *mcp.Options, log *slog.Lo
 	for _, w := range inv.Warnings() {
 		log.Warn(w)
 	}
-	if len(inv.Select(sel)) == 0 {
+	selected := inv.Select(sel)
+	if len(selected) == 0 {
 		return fmt.Errorf("--hosts %q matches no Host alias in %v (see fleetmux hosts)", g.hosts, inv.Files())
+	}
+	if !g.noLocal {
+		selected = append(selected, fleet.LocalHost)
+	}
+	for _, w := range safety.Shadowed(selected) {
+		log.Warn(w)
 	}
 	var state fleet.StateStore
 	if o.State != nil {
