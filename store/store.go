@@ -34,6 +34,10 @@ var (
 	// ErrOldSchema means a read found a file of an older schema version: a
 	// read-only Store cannot migrate it (any write does).
 	ErrOldSchema = errors.New("state file has an older schema and needs a migration")
+	// ErrUnsafePath means the state file is a symbolic link or belongs to
+	// another user: fleetmux never writes through a link or into another
+	// user's file (a link could make it truncate or chmod any file).
+	ErrUnsafePath = errors.New("state file path is unsafe")
 	// ErrReadOnly is returned by the write operations of a Store opened with
 	// Options.ReadOnly.
 	ErrReadOnly = errors.New("state file was opened read-only")
@@ -129,16 +133,14 @@ func OpenContext(ctx context.Context, path string, opts Options) (*Store, error)
 		return nil, fmt.Errorf("store: create state directory: %w", err)
 	}
 	created := false
-	switch fi, err := os.Stat(abs); {
+	switch fi, err := os.Lstat(abs); {
 	case errors.Is(err, fs.ErrNotExist):
 		created = true
 	case err != nil:
 		return nil, fmt.Errorf("store: %w", err)
-	case fi.IsDir():
-		return nil, fmt.Errorf("store: %s is a directory, not a state file", abs)
-	case fi.Mode().Perm()&0o077 != 0:
-		if err := os.Chmod(abs, 0o600); err != nil {
-			return nil, fmt.Errorf("store: restrict %s to mode 0600: %w", abs, err)
+	default:
+		if err := checkFile(abs, fi); err != nil {
+			return nil, err
 		}
 	}
 	s := &Store{path: abs, opts: opts, sem: semaphoreFor(abs), now: time.Now}
@@ -155,17 +157,35 @@ func OpenContext(ctx context.Context, path string, opts Options) (*Store, error)
 // openReadOnly is OpenContext for Options.ReadOnly: the file must exist and
 // be a fleetmux state file of the current schema (or empty).
 func openReadOnly(ctx context.Context, abs string, opts Options) (*Store, error) {
-	switch fi, err := os.Stat(abs); {
-	case err != nil:
+	fi, err := os.Lstat(abs)
+	if err != nil {
 		return nil, fmt.Errorf("store: %w", err)
-	case fi.IsDir():
-		return nil, fmt.Errorf("store: %s is a directory, not a state file", abs)
+	}
+	if err := checkFile(abs, fi); err != nil {
+		return nil, err
 	}
 	s := &Store{path: abs, opts: opts, sem: semaphoreFor(abs), now: time.Now}
 	if err := s.view(ctx, func(*bolt.Bucket) error { return nil }); err != nil {
 		return nil, err
 	}
 	return s, nil
+}
+
+// checkFile refuses a state file that is not a regular file of the
+// current user (fi is from Lstat: a symbolic link is refused as such).
+func checkFile(abs string, fi fs.FileInfo) error {
+	switch {
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return fmt.Errorf("store: %s is a symbolic link; give the path of the file itself: %w", abs, ErrUnsafePath)
+	case fi.IsDir():
+		return fmt.Errorf("store: %s is a directory, not a state file", abs)
+	case !fi.Mode().IsRegular():
+		return fmt.Errorf("store: %s is not a regular file: %w", abs, ErrUnsafePath)
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Geteuid() {
+		return fmt.Errorf("store: %s belongs to uid %d, not to you (uid %d): %w", abs, st.Uid, os.Geteuid(), ErrUnsafePath)
+	}
+	return nil
 }
 
 // Handle returns a Store for path without touching the file: the first
@@ -348,7 +368,28 @@ func (s *Store) withDB(write bool, deadline time.Time, fn func(db *bolt.DB) erro
 		Timeout:  timeout,
 		ReadOnly: !write,
 		OpenFile: func(name string, flag int, perm os.FileMode) (*os.File, error) {
-			f, err := os.OpenFile(name, flag, perm)
+			// Never through a symbolic link (ELOOP), never another user's
+			// file; a file readable by others is restricted on the open
+			// descriptor, never by path.
+			f, err := os.OpenFile(name, flag|syscall.O_NOFOLLOW, perm)
+			if errors.Is(err, syscall.ELOOP) {
+				return nil, fmt.Errorf("store: %s is a symbolic link; give the path of the file itself: %w", name, ErrUnsafePath)
+			}
+			if err == nil {
+				fi, serr := f.Stat()
+				if serr == nil {
+					serr = checkFile(name, fi)
+				}
+				if serr == nil && write && fi.Mode().Perm()&0o077 != 0 {
+					if cerr := f.Chmod(0o600); cerr != nil {
+						serr = fmt.Errorf("store: restrict %s to mode 0600: %w", name, cerr)
+					}
+				}
+				if serr != nil {
+					_ = f.Close()
+					return nil, serr
+				}
+			}
 			if err == nil && !write {
 				if fi, serr := f.Stat(); serr == nil && fi.Size() == 0 {
 					_ = f.Close()
@@ -380,6 +421,8 @@ func (s *Store) openError(err error) error {
 	switch {
 	case errors.Is(err, berrors.ErrTimeout):
 		return s.lockedError()
+	case errors.Is(err, ErrUnsafePath):
+		return err
 	case errors.As(err, &pe), errors.As(err, &errno):
 		return fmt.Errorf("store: open %s: %w", s.path, err)
 	default:

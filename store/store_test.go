@@ -613,13 +613,13 @@ func TestCompactRetiresOldFile(t *testing.T) {
 	if err := s.Append(ctx, Record{Tool: "first"}); err != nil {
 		t.Fatal(err)
 	}
-	// A second Store through a symlink has its own in-process semaphore, as
-	// another process would.
-	link := filepath.Join(t.TempDir(), "link.db")
-	if err := os.Symlink(s.Path(), link); err != nil {
+	// A second Store through a symlinked directory has its own in-process
+	// semaphore, as another process would.
+	linkDir := filepath.Join(t.TempDir(), "linkdir")
+	if err := os.Symlink(filepath.Dir(s.Path()), linkDir); err != nil {
 		t.Fatal(err)
 	}
-	other, err := Open(link, Options{LockTimeout: 5 * time.Second})
+	other, err := Open(filepath.Join(linkDir, filepath.Base(s.Path())), Options{LockTimeout: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
