@@ -32,7 +32,7 @@ func (s *Server) audit(ctx context.Context, req *sdk.CallToolRequest, tool, host
 			ev.Outcome = "refused"
 		}
 		ev.ErrorType = info.Type
-		ev.Error = info.Text
+		ev.Error = s.scrub(raw, info.Text)
 	}
 	if ev.Outcome == "ok" {
 		s.log.Debug("audit", "tool", tool, "outcome", ev.Outcome, "duration_ms", float64(dur.Microseconds())/1000, "host", host)
@@ -48,6 +48,16 @@ func (s *Server) audit(ctx context.Context, req *sdk.CallToolRequest, tool, host
 			s.log.Error("audit unavailable; tool calls continue without persisted records", "error", aerr.Error())
 		})
 	}
+}
+
+// scrub removes sensitive argument values from an error text that is
+// about to be stored or logged. The error sent back to the client is not
+// scrubbed: the client sent those values.
+func (s *Server) scrub(raw map[string]any, text string) string {
+	if s.opts.ScrubError != nil {
+		return s.opts.ScrubError(raw, text)
+	}
+	return text
 }
 
 // redact applies the configured redaction; without one, argument values

@@ -35,10 +35,11 @@ func (s *Server) dispatch(ctx context.Context, req *sdk.CallToolRequest, name st
 	s.audit(ctx, req, name, host, raw, parent, start, err)
 	if err != nil {
 		info := describeError(err)
+		logged := firstLine(s.scrub(raw, info.Text))
 		if info.Expected {
-			s.log.Warn("Error in tools/call: "+info.Type+": "+firstLine(info.Text), "tool", name)
+			s.log.Warn("Error in tools/call: "+info.Type+": "+logged, "tool", name)
 		} else {
-			s.log.Error("Error in tools/call: "+info.Type+": "+firstLine(info.Text), "tool", name)
+			s.log.Error("Error in tools/call: "+info.Type+": "+logged, "tool", name)
 		}
 		res = errorResult(err)
 	}
@@ -63,7 +64,7 @@ func (s *Server) invoke(ctx context.Context, req *sdk.CallToolRequest, t *tool, 
 	retry := t.tier == TierReadonly && !t.spec.SelfBounded
 	out, err := s.attempt(ctx, req, t, raw, host, parent)
 	if err != nil && retry && isTransient(err) && ctx.Err() == nil {
-		s.log.Warn("retrying readonly tool after transient tmux error", "logger", "libtmux_mcp.retry", "tool", t.spec.Name, "error", err.Error())
+		s.log.Warn("retrying readonly tool after transient tmux error", "logger", "libtmux_mcp.retry", "tool", t.spec.Name, "error", s.scrub(raw, err.Error()))
 		select {
 		case <-time.After(100 * time.Millisecond):
 		case <-ctx.Done():

@@ -82,6 +82,10 @@ type Options struct {
 	Auditor  Auditor // nil: audit only to the log
 	// Redact reduces raw arguments for the audit (store.Redact).
 	Redact func(map[string]any) map[string]any
+	// ScrubError replaces the sensitive argument values found in an error
+	// text before it is audited or logged (store.ScrubSecrets); tmux
+	// repeats a bad value in its errors.
+	ScrubError func(args map[string]any, text string) string
 	// State persists per-host state for list_hosts (optional).
 	State  HostStateStore
 	Logger *slog.Logger // nil: discard

@@ -42,6 +42,7 @@ const retentionInterval = time.Hour
 // given up on: each call's record waits for the lock again (bounded).
 func wireStore(ctx context.Context, g *globalFlags, o *mcp.Options, log *slog.Logger, cleanup *func()) error {
 	o.Redact = store.Redact
+	o.ScrubError = store.ScrubSecrets
 	if g.noAudit {
 		return nil
 	}
