@@ -10,7 +10,9 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"strings"
@@ -200,10 +202,30 @@ func (s *Server) SessionID() string { return s.sessionID }
 // SDK exposes the underlying SDK server (for transports and tests).
 func (s *Server) SDK() *sdk.Server { return s.sdk }
 
-// Run serves MCP on t until the client disconnects or ctx ends.
+// Run serves MCP on t until the client disconnects or ctx ends. Both
+// are normal ends and return nil (the SDK's own Run logs the second at
+// ERROR level); a session that ends on a transport failure returns it.
 func (s *Server) Run(ctx context.Context, t sdk.Transport) error {
 	defer s.shutdown()
-	return s.sdk.Run(ctx, t)
+	ss, err := s.sdk.Connect(ctx, t, nil)
+	if err != nil {
+		return fmt.Errorf("mcp: connect: %w", err)
+	}
+	closed := make(chan error, 1)
+	go func() { closed <- ss.Wait() }()
+	select {
+	case <-ctx.Done():
+		_ = ss.Close()
+		<-closed
+		s.log.Info("stopped by signal")
+		return nil
+	case err := <-closed:
+		if err != nil && !errors.Is(err, io.EOF) {
+			return fmt.Errorf("mcp: session: %w", err)
+		}
+		s.log.Info("client closed the connection")
+		return nil
+	}
 }
 
 // visible reports whether the tier gate shows t.

@@ -278,8 +278,18 @@ func wire(ctx context.Context, g *globalFlags, o *mcp.Options, log *slog.Logger,
 
 func serve(g *globalFlags, stderr io.Writer) int {
 	log := newLogger(g.logLevel, stderr)
-	if _, err := exec.LookPath("tmux"); err != nil {
-		fmt.Fprintln(stderr, "fleetmux: tmux binary not found on PATH")
+	// The tmux that tools will run: LIBTMUX_TMUX_BIN (a path or a name on
+	// PATH), else "tmux".
+	bin := os.Getenv("LIBTMUX_TMUX_BIN")
+	if bin == "" {
+		bin = "tmux"
+	}
+	if _, err := exec.LookPath(bin); err != nil {
+		if bin == "tmux" {
+			fmt.Fprintln(stderr, "fleetmux: tmux binary not found on PATH")
+		} else {
+			fmt.Fprintf(stderr, "fleetmux: LIBTMUX_TMUX_BIN=%s: not an executable file\n", bin)
+		}
 		return 1
 	}
 	if interactive(os.Stdin) {
@@ -294,8 +304,8 @@ func serve(g *globalFlags, stderr io.Writer) int {
 		return 1
 	}
 	defer cleanup()
-	if err := srv.Run(ctx, &sdk.StdioTransport{}); err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) {
-		log.Debug("server stopped", "error", err)
+	if err := srv.Run(ctx, mcp.NewStdioTransport(os.Stdin, os.Stdout, log)); err != nil {
+		log.Warn("session ended", "error", err)
 	}
 	return 0
 }

@@ -1,0 +1,168 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+const initLine = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
+
+// rawServe pipes lines into the built binary and returns its stdout
+// lines and stderr once it exits.
+func rawServe(t *testing.T, env []string, lines ...string) ([]string, string) {
+	t.Helper()
+	cmd := exec.Command(binPath, "--no-audit")
+	cmd.Env = append(os.Environ(), append([]string{"LIBTMUX_SOCKET=fleetmux-test-raw-none", "TMUX=", "TMUX_PANE="}, env...)...)
+	cmd.Stdin = strings.NewReader(strings.Join(lines, "\n") + "\n")
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	done := make(chan error, 1)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("exit: %v\n%s", err, errb.String())
+		}
+	case <-time.After(60 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("did not exit after stdin closed\n%s", errb.String())
+	}
+	var got []string
+	sc := bufio.NewScanner(&out)
+	sc.Buffer(nil, 16<<20)
+	for sc.Scan() {
+		got = append(got, sc.Text())
+	}
+	return got, errb.String()
+}
+
+func responseIDs(t *testing.T, lines []string) map[string]string {
+	t.Helper()
+	ids := map[string]string{}
+	for _, l := range lines {
+		var m struct {
+			ID    json.RawMessage `json:"id"`
+			Error *struct {
+				Code int `json:"code"`
+			} `json:"error"`
+		}
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("stdout line is not JSON: %q", l)
+		}
+		kind := "result"
+		if m.Error != nil {
+			kind = fmt.Sprint(m.Error.Code)
+		}
+		ids[string(m.ID)] = kind
+	}
+	return ids
+}
+
+// TestStdioRobustness: a non-JSON line is answered with -32700 and the
+// session goes on; everything written before stdin closes is answered;
+// a normal end logs nothing at ERROR level.
+func TestStdioRobustness(t *testing.T) {
+	lines := []string{
+		"not json",
+		initLine,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"broken": `,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`,
+	}
+	for i := 3; i < 13; i++ {
+		lines = append(lines, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"list_sessions","arguments":{}}}`, i))
+	}
+	out, stderr := rawServe(t, nil, lines...)
+	ids := responseIDs(t, out)
+	if ids["null"] != "-32700" {
+		t.Errorf("no parse error answer: %v", ids)
+	}
+	for i := 1; i < 13; i++ {
+		if ids[fmt.Sprint(i)] != "result" {
+			t.Errorf("request %d: %q (all: %v)\nstderr: %s", i, ids[fmt.Sprint(i)], ids, stderr)
+		}
+	}
+	if strings.Contains(stderr, "level=ERROR") {
+		t.Errorf("stderr has an ERROR on a normal end:\n%s", stderr)
+	}
+}
+
+// TestStdioSignalEnd: SIGTERM ends the server with status 0 and no ERROR.
+func TestStdioSignalEnd(t *testing.T) {
+	cmd := exec.Command(binPath, "--no-audit")
+	cmd.Env = append(os.Environ(), "LIBTMUX_SOCKET=fleetmux-test-raw-none", "TMUX=", "TMUX_PANE=")
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, errb := &lockedBuf{}, &lockedBuf{}
+	cmd.Stdout, cmd.Stderr = out, errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	io.WriteString(in, initLine+"\n")
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(out.String(), `"id":1`) && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	err = cmd.Wait()
+	in.Close()
+	if err != nil {
+		t.Errorf("exit after SIGTERM: %v", err)
+	}
+	if strings.Contains(errb.String(), "level=ERROR") {
+		t.Errorf("stderr has an ERROR after SIGTERM:\n%s", errb.String())
+	}
+}
+
+// TestTmuxBinEnv: the start-up check honours LIBTMUX_TMUX_BIN.
+func TestTmuxBinEnv(t *testing.T) {
+	tmuxPath, err := exec.LookPath("tmux")
+	if err != nil {
+		t.Fatal(err)
+	}
+	empty := t.TempDir()
+	out, _ := rawServe(t, []string{"PATH=" + empty, "LIBTMUX_TMUX_BIN=" + tmuxPath}, initLine)
+	if ids := responseIDs(t, out); ids["1"] != "result" {
+		t.Errorf("with LIBTMUX_TMUX_BIN and no tmux on PATH: %v", out)
+	}
+	cmd := exec.Command(binPath, "--no-audit")
+	cmd.Env = append(os.Environ(), "LIBTMUX_TMUX_BIN="+filepath.Join(empty, "nope"))
+	cmd.Stdin = strings.NewReader("")
+	msg, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(msg), "LIBTMUX_TMUX_BIN") {
+		t.Errorf("bogus LIBTMUX_TMUX_BIN: %v %s", err, msg)
+	}
+}
+
+type lockedBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuf) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuf) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
