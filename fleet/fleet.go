@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/fleetmux/fleetmux/store"
@@ -46,6 +47,59 @@ type Fleet struct {
 	mu      sync.Mutex
 	remotes map[string]*remote
 	closed  bool
+
+	warmCancel context.CancelFunc // ends Warm's dials; set by Warm
+	warmWG     sync.WaitGroup
+}
+
+// DefaultWarmConcurrency bounds the dials Warm runs at once.
+const DefaultWarmConcurrency = 8
+
+// Warm dials the selected hosts in the background (at most concurrency
+// at once; <= 0 means DefaultWarmConcurrency) and opens a command channel
+// on each by asking its tmux version, so an agent's first call finds a
+// warm connection. It returns at once; failures are only recorded in the
+// host's state (list_hosts shows them). Close stops it.
+func (f *Fleet) Warm(concurrency int) {
+	if concurrency <= 0 {
+		concurrency = DefaultWarmConcurrency
+	}
+	f.mu.Lock()
+	if f.closed || f.warmCancel != nil {
+		f.mu.Unlock()
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	f.warmCancel = cancel
+	f.warmWG.Add(1)
+	f.mu.Unlock()
+	go func() {
+		defer f.warmWG.Done()
+		sem := make(chan struct{}, concurrency)
+		var wg sync.WaitGroup
+		for _, h := range f.selected {
+			select {
+			case sem <- struct{}{}:
+			case <-ctx.Done():
+				wg.Wait()
+				return
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer func() { <-sem }()
+				r, err := f.Runner(ctx, h)
+				if err != nil {
+					f.log.Debug("warm-up: host not usable", "host", h, "error", err)
+					return
+				}
+				if _, err := r.Run(ctx, []string{"tmux", "-V"}, nil); err != nil {
+					f.log.Debug("warm-up: dial failed", "host", h, "error", err)
+				}
+			}()
+		}
+		wg.Wait()
+	}()
 }
 
 type remote struct {
@@ -53,8 +107,8 @@ type remote struct {
 	mu       sync.Mutex
 	resolved *Resolved
 	cfg      *transport.SSHConfig
-	ssh      *transport.SSH
-	err      error // resolution error (sticky)
+	ssh      atomic.Pointer[transport.SSH] // set once, under mu; read without it
+	err      error                         // resolution error (sticky)
 
 	stateMu     sync.Mutex
 	connected   bool
@@ -163,7 +217,7 @@ func (f *Fleet) remote(ctx context.Context, host string) (*remote, error) {
 	f.mu.Unlock()
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.ssh != nil {
+	if r.ssh.Load() != nil {
 		return r, nil
 	}
 	res, err := f.opts.Inventory.Resolve(ctx, host)
@@ -175,7 +229,7 @@ func (f *Fleet) remote(ctx context.Context, host string) (*remote, error) {
 		return nil, err
 	}
 	r.resolved, r.cfg = &res, cfg
-	r.ssh = transport.NewSSH(cfg, f.opts.SSH)
+	r.ssh.Store(transport.NewSSH(cfg, f.opts.SSH))
 	return r, nil
 }
 
@@ -187,14 +241,14 @@ type recordingRunner struct {
 }
 
 func (rr *recordingRunner) Run(ctx context.Context, argv []string, stdin []byte) (transport.Result, error) {
-	res, err := rr.r.ssh.Run(ctx, argv, stdin)
+	res, err := rr.r.ssh.Load().Run(ctx, argv, stdin)
 	rr.f.note(ctx, rr.r, err)
 	return res, err
 }
 
 // note records a connect or a connection failure once per transition.
 func (f *Fleet) note(ctx context.Context, r *remote, err error) {
-	st := r.ssh.Status()
+	st := r.ssh.Load().Status()
 	r.stateMu.Lock()
 	was := r.connected
 	now := st.State == transport.SSHConnected
@@ -202,7 +256,7 @@ func (f *Fleet) note(ctx context.Context, r *remote, err error) {
 	r.stateMu.Unlock()
 	if now && !was {
 		vctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		if res, verr := r.ssh.Run(vctx, []string{"tmux", "-V"}, nil); verr == nil && res.ExitCode == 0 {
+		if res, verr := r.ssh.Load().Run(vctx, []string{"tmux", "-V"}, nil); verr == nil && res.ExitCode == 0 {
 			r.stateMu.Lock()
 			r.tmuxVersion = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(string(res.Stdout)), "tmux "))
 			r.stateMu.Unlock()
@@ -281,8 +335,12 @@ func (f *Fleet) Statuses(ctx context.Context) []HostInfo {
 		f.mu.Lock()
 		r := f.remotes[h]
 		f.mu.Unlock()
-		if r != nil && r.ssh != nil {
-			st := r.ssh.Status()
+		var ssh *transport.SSH
+		if r != nil {
+			ssh = r.ssh.Load()
+		}
+		if ssh != nil {
+			st := ssh.Status()
 			hi.State = string(st.State)
 			if st.RTT > 0 {
 				hi.RTT = st.RTT
@@ -353,10 +411,14 @@ func (f *Fleet) Close() error {
 		rs = append(rs, r)
 	}
 	f.mu.Unlock()
+	if f.warmCancel != nil {
+		f.warmCancel()
+	}
+	f.warmWG.Wait()
 	for _, r := range rs {
 		r.mu.Lock()
-		if r.ssh != nil {
-			_ = r.ssh.Close()
+		if ssh := r.ssh.Load(); ssh != nil {
+			_ = ssh.Close()
 		}
 		r.mu.Unlock()
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/fleetmux/fleetmux/tmux"
+	"github.com/fleetmux/fleetmux/transport"
 )
 
 // ToolError is a failure a tool reports on purpose, with the anchor's
@@ -99,6 +100,16 @@ func describeError(err error) errorInfo {
 	var he *HostError
 	if errors.As(err, &he) {
 		return errorInfo{Text: he.Error(), Type: "HostError", Expected: true}
+	}
+	switch {
+	case errors.Is(err, transport.ErrUnreachable), errors.Is(err, transport.ErrConnLost) && !errors.Is(err, transport.ErrClosed):
+		// A host that cannot be reached, or stopped answering: the agent
+		// can retry later or use another host; not a server fault.
+		return errorInfo{Text: "Host unreachable: " + err.Error(), Suggestion: "Call list_hosts to see the host's state; the next call dials it again.", Type: "HostError", Expected: true}
+	case errors.Is(err, transport.ErrOutputTooLarge):
+		return errorInfo{Text: "Output too large: " + err.Error(), Type: "ToolError", Expected: true}
+	case errors.Is(err, transport.ErrArgTooLong):
+		return errorInfo{Text: "Argument too long: " + err.Error(), Suggestion: "Send long text in several smaller calls, or through a paste buffer.", Type: "ToolError", Expected: true}
 	}
 	return errorInfo{Text: fmt.Sprintf("Unexpected error: RuntimeError: %v", err), Type: "RuntimeError"}
 }

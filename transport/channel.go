@@ -180,6 +180,8 @@ type cmdChannel struct {
 	dead     chan struct{}
 	deadOnce sync.Once
 	deadErr  error
+
+	idleSince time.Time // when it last went back to the idle pool (under conn.pmu)
 }
 
 func (cc *cmdChannel) isDead() bool {
@@ -464,9 +466,33 @@ func (c *sshConn) put(cc *cmdChannel) {
 		cc.fail(c.err)
 		return
 	}
+	cc.idleSince = time.Now()
 	c.idle = append(c.idle, cc)
 	c.broadcastLocked()
 	c.pmu.Unlock()
+}
+
+// idleChannelTTL is how long a command channel may sit unused before it
+// is closed; the connection keeps at least one warm channel.
+const idleChannelTTL = 2 * time.Minute
+
+// trimIdle closes the channels idle for longer than ttl, but the last
+// one: a burst of calls opens several channels (sessions on the host)
+// that need not stay open for ever.
+func (c *sshConn) trimIdle(ttl time.Duration) {
+	cutoff := time.Now().Add(-ttl)
+	var stale []*cmdChannel
+	c.pmu.Lock()
+	// The idle pool is a stack: the oldest are first. They leave the pool
+	// before they are closed, so no call can pick one up meanwhile.
+	for len(c.idle) > 1 && c.idle[0].idleSince.Before(cutoff) {
+		stale = append(stale, c.idle[0])
+		c.idle = c.idle[1:]
+	}
+	c.pmu.Unlock()
+	for _, cc := range stale {
+		cc.fail(errors.New("closed after being idle"))
+	}
 }
 
 // channelGone forgets a dead channel and frees its session slot.

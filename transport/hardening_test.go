@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -320,4 +321,33 @@ func installShells(t *testing.T) []string {
 		}
 	}
 	return paths
+}
+
+// TestTrimIdleChannels: after a burst, channels idle for longer than the
+// TTL are closed, one stays warm, and calls go on.
+func TestTrimIdleChannels(t *testing.T) {
+	checkLeaks(t)
+	e := sshtest.New(t)
+	h := startHost(t, e, "trim", sshtest.HostOptions{})
+	s := newRunner(t, h.cfg, SSHOptions{})
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			run(t, s, "sleep", "0.3")
+		}()
+	}
+	wg.Wait()
+	if n := s.Status().Channels; n < 2 {
+		t.Fatalf("burst opened %d channels", n)
+	}
+	s.mu.Lock()
+	c := s.conn
+	s.mu.Unlock()
+	c.trimIdle(0)
+	waitFor(t, func() bool { return s.Status().Channels == 1 })
+	if got := run(t, s, "echo", "warm"); string(got.Stdout) != "warm\n" {
+		t.Errorf("after trim: %q", got.Stdout)
+	}
 }

@@ -25,6 +25,9 @@ var (
 	ErrHostKeyChanged = errors.New("host key changed")
 	// ErrAuth: the server refused every key offered.
 	ErrAuth = errors.New("authentication failed")
+	// ErrConnLost: the connection died while a call used it (the cause is
+	// wrapped too: ErrUnreachable when the host stopped answering).
+	ErrConnLost = errors.New("connection lost")
 	// ErrClosed: the runner was closed.
 	ErrClosed = errors.New("runner closed")
 )

@@ -82,7 +82,7 @@ func (c *sshConn) close(err error) {
 // deadErr is the error for work that found the connection dead.
 func (c *sshConn) deadErr() error {
 	<-c.done
-	return fmt.Errorf("connection lost: %w", c.err)
+	return fmt.Errorf("%w: %w", ErrConnLost, c.err)
 }
 
 func (c *sshConn) broadcastLocked() {
@@ -505,6 +505,7 @@ func (c *sshConn) keepalive() {
 			}
 			missed = 0
 		case <-tick:
+			c.trimIdle(idleChannelTTL)
 			if !outstanding {
 				send()
 				outstanding = true

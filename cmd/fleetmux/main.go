@@ -82,6 +82,7 @@ type globalFlags struct {
 	noAudit    bool
 	retention  agoFlag
 	logLevel   string
+	warm       bool // dial the selected hosts at start-up (serving only)
 }
 
 type multiFlag []string
@@ -298,6 +299,7 @@ func serve(g *globalFlags, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	g.warm = true
 	srv, cleanup, err := build(ctx, g, log)
 	if err != nil {
 		fmt.Fprintf(stderr, "fleetmux: %v\n", err)

@@ -57,6 +57,11 @@ func wireFleet(ctx context.Context, g *globalFlags, o *mcp.Options, log *slog.Lo
 		return err
 	}
 	o.Backend = mcp.FleetBackend(f)
+	if g.warm {
+		// Serving: dial the hosts now, in the background, so the agent's
+		// first call finds warm connections. Never delays the handshake.
+		f.Warm(0)
+	}
 	prev := *cleanup
 	*cleanup = func() {
 		_ = f.Close()
