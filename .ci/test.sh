@@ -25,5 +25,11 @@ unformatted="$(gofmt -l cmd fleet mcp store tmux transport)"
 if [ -n "$unformatted" ]; then echo "gofmt needed: $unformatted" >&2; exit 1; fi
 echo "== go vet" >&2
 go vet ./...
+echo "== staticcheck" >&2
+staticcheck="$(go env GOPATH)/bin/staticcheck"
+if ! [ -x "$staticcheck" ]; then
+  go install honnef.co/go/tools/cmd/staticcheck@2026.2.2
+fi
+"$staticcheck" ./...
 echo "== go test -race" >&2
 go test -race -count=1 -timeout 20m ./...

@@ -108,7 +108,6 @@ type remote struct {
 	resolved *Resolved
 	cfg      *transport.SSHConfig
 	ssh      atomic.Pointer[transport.SSH] // set once, under mu; read without it
-	err      error                         // resolution error (sticky)
 
 	stateMu     sync.Mutex
 	connected   bool

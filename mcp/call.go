@@ -142,6 +142,7 @@ func (c *Call) Warn(ctx context.Context, msg string) error {
 	if c.req == nil || c.req.Session == nil {
 		return nil
 	}
+	//lint:ignore SA1019 warnings reach clients through MCP logging on purpose (the anchor sends them; deprecated only from 2026-07-28)
 	return c.req.Session.Log(ctx, &sdk.LoggingMessageParams{Level: "warning", Data: msg, Logger: "libtmux_mcp"})
 }
 

@@ -32,11 +32,6 @@ var socketSeq atomic.Int64
 // envOption adjusts a test environment before the server starts.
 type envOption func(*testEnv, *Options)
 
-// withVar sets a variable the server reads through Getenv.
-func withVar(k, v string) envOption {
-	return func(e *testEnv, _ *Options) { e.vars[k] = v }
-}
-
 // withSettings replaces the start-up settings.
 func withSettings(s Settings) envOption {
 	return func(_ *testEnv, o *Options) { o.Settings = s }
@@ -216,5 +211,3 @@ func testTmuxConf(t *testing.T) string {
 	}
 	return p
 }
-
-var osStat = os.Stat

@@ -37,9 +37,6 @@ func unexpected(class string, err error) *ToolError {
 	return &ToolError{Msg: fmt.Sprintf("Unexpected error: %s: %v", class, err), Class: class, cause: err}
 }
 
-// classed is implemented by tmux errors to name the anchor's exception.
-type classed interface{ Class() string }
-
 // errorInfo is the rendered form of any error a tool call produced.
 type errorInfo struct {
 	Text       string

@@ -155,6 +155,7 @@ func New(opts Options) (*Server, error) {
 		Instructions: instr,
 		Logger:       opts.Logger,
 		Capabilities: &sdk.ServerCapabilities{
+			//lint:ignore SA1019 the anchor advertises logging; clients before 2026-07-28 rely on it
 			Logging: &sdk.LoggingCapabilities{},
 			Tools:   &sdk.ToolCapabilities{ListChanged: true},
 		},

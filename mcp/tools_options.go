@@ -459,6 +459,7 @@ func pyShlexSplit(s string) ([]string, error) {
 				}
 			case '\\':
 				if i+1 >= len(rs) {
+					//lint:ignore ST1005 Python shlex's message, kept verbatim (the anchor reports it)
 					return nil, errors.New("No escaped character")
 				}
 				i++
@@ -484,6 +485,7 @@ func pyShlexSplit(s string) ([]string, error) {
 				state = plain
 			case '\\':
 				if i+1 >= len(rs) {
+					//lint:ignore ST1005 Python shlex's message, kept verbatim (the anchor reports it)
 					return nil, errors.New("No escaped character")
 				}
 				i++
@@ -497,6 +499,7 @@ func pyShlexSplit(s string) ([]string, error) {
 		}
 	}
 	if state != plain {
+		//lint:ignore ST1005 Python shlex's message, kept verbatim (the anchor reports it)
 		return nil, errors.New("No closing quotation")
 	}
 	if inTok {

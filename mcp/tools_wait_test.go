@@ -39,6 +39,7 @@ func (e *testEnv) watchClient() *watchClient {
 			w.mu.Unlock()
 			w.once.Do(func() { close(w.started) })
 		},
+		//lint:ignore SA1019 the test checks the warnings sent through MCP logging
 		LoggingMessageHandler: func(_ context.Context, req *sdk.LoggingMessageRequest) {
 			w.mu.Lock()
 			defer w.mu.Unlock()
@@ -51,6 +52,7 @@ func (e *testEnv) watchClient() *watchClient {
 	if err != nil {
 		e.t.Fatal(err)
 	}
+	//lint:ignore SA1019 the test checks the warnings sent through MCP logging
 	if err := cs.SetLoggingLevel(ctx, &sdk.SetLoggingLevelParams{Level: "debug"}); err != nil {
 		e.t.Fatal(err)
 	}
@@ -62,6 +64,7 @@ func (e *testEnv) watchClient() *watchClient {
 // watchParams asks for log messages on this request too: clients on the
 // newest protocol carry the log level per request in _meta.
 func watchParams(name string, args map[string]any) *sdk.CallToolParams {
+	//lint:ignore SA1019 the test checks the warnings sent through MCP logging
 	return &sdk.CallToolParams{Name: name, Arguments: args, Meta: sdk.Meta{sdk.MetaKeyLogLevel: "debug"}}
 }
 

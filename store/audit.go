@@ -117,7 +117,7 @@ func (s *Store) Query(ctx context.Context, q Query) ([]Record, error) {
 		var k, v []byte
 		if hi == nil {
 			k, v = c.Last()
-		} else if k, v = c.Seek(hi); k == nil {
+		} else if k, _ = c.Seek(hi); k == nil {
 			k, v = c.Last()
 		} else {
 			k, v = c.Prev()
