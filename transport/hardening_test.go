@@ -18,15 +18,6 @@ import (
 	"github.com/fleetmux/fleetmux/transport/sshtest"
 )
 
-// signalTree sends sig to sshd and every process it started.
-func signalTree(h *sshtest.Host, sig syscall.Signal) {
-	if pid := h.PID(); pid != 0 {
-		for _, p := range append([]int{pid}, sshtest.Descendants(pid)...) {
-			syscall.Kill(p, sig)
-		}
-	}
-}
-
 // TestSSHFrozenHost: a host that stops answering under a live connection
 // costs a call about its ConnectTimeout, is reported unreachable, does not
 // affect another host, and is dialled again once it answers; a long
@@ -46,11 +37,11 @@ func TestSSHFrozenHost(t *testing.T) {
 	// A command longer than the reply timeout runs to its end.
 	run(t, s, "sleep", "2.5")
 
-	signalTree(frozen.Host, syscall.SIGSTOP)
+	frozen.Signal(syscall.SIGSTOP)
 	thawed := false
 	thaw := func() {
 		if !thawed {
-			signalTree(frozen.Host, syscall.SIGCONT)
+			frozen.Signal(syscall.SIGCONT)
 			thawed = true
 		}
 	}

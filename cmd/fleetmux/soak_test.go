@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
 	"math/rand/v2"
 	"os"
@@ -102,30 +101,6 @@ func remoteSessions(h *sshtest.Host) int {
 	return len(sshtest.Descendants(pid))
 }
 
-// signalTree sends sig to sshd and every process it started (frozen host:
-// SIGSTOP; thawed: SIGCONT). tmux servers daemonize and are not included.
-func signalTree(h *sshtest.Host, sig syscall.Signal) {
-	pid := h.PID()
-	if pid == 0 {
-		return
-	}
-	for _, p := range append([]int{pid}, sshtest.Descendants(pid)...) {
-		syscall.Kill(p, sig)
-	}
-}
-
-// dropConnections kills sshd's per-connection processes, keeping the
-// listener: every open connection drops, new ones are accepted.
-func dropConnections(h *sshtest.Host) {
-	pid := h.PID()
-	if pid == 0 {
-		return
-	}
-	for _, p := range sshtest.Descendants(pid) {
-		syscall.Kill(p, syscall.SIGKILL)
-	}
-}
-
 func TestSoak(t *testing.T) {
 	if testing.Short() {
 		t.Skip("soak test skipped with -short")
@@ -164,9 +139,8 @@ func TestSoak(t *testing.T) {
 
 	g := &globalFlags{hosts: "soak-*", sshConfig: cfg, noLocal: true, state: state, logLevel: "error"}
 	g.retention = agoFlag{text: defaultRetention, d: 90 * 24 * time.Hour}
-	var logBuf bytes.Buffer
-	var logMu sync.Mutex
-	log := slog.New(slog.NewTextHandler(lockedWriter{&logBuf, &logMu}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	logBuf := &lockedBuf{}
+	log := slog.New(slog.NewTextHandler(logBuf, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	ctx := context.Background()
 	srv, cleanup, err := build(ctx, g, log)
 	if err != nil {
@@ -253,15 +227,15 @@ func TestSoak(t *testing.T) {
 			switch round % 3 {
 			case 0:
 				faultLog = append(faultLog, "freeze")
-				signalTree(faulty, syscall.SIGSTOP)
+				faulty.Signal(syscall.SIGSTOP)
 				ok := pause(soakFreeze)
-				signalTree(faulty, syscall.SIGCONT)
+				faulty.Signal(syscall.SIGCONT)
 				if !ok {
 					return
 				}
 			case 1:
 				faultLog = append(faultLog, "drop")
-				dropConnections(faulty)
+				faulty.DropConnections()
 			case 2:
 				faultLog = append(faultLog, "stop")
 				faulty.Stop()
@@ -325,7 +299,7 @@ func TestSoak(t *testing.T) {
 	if !faulty.Running() {
 		faulty.Restart()
 	}
-	signalTree(faulty, syscall.SIGCONT)
+	faulty.Signal(syscall.SIGCONT)
 
 	// Every host answers again after the faults (the next call redials).
 	var recovered bool
@@ -434,22 +408,9 @@ func TestSoak(t *testing.T) {
 		pct(stats.byHost["*"], .5), pct(stats.byHost["*"], 1))
 	t.Logf("soak resources: goroutines %d before, %d at peak, %d after close; fds %d before, %d at peak, %d after; remote sessions left %v; audit records %d",
 		baseGoroutines, peakGoroutines, goroutines, baseFDs, peakFDs, fds, remote, records)
-	logMu.Lock()
 	if s := logBuf.String(); s != "" {
 		t.Logf("server log (warn and above):\n%s", truncateLog(s, 4000))
 	}
-	logMu.Unlock()
-}
-
-type lockedWriter struct {
-	w  io.Writer
-	mu *sync.Mutex
-}
-
-func (l lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
 }
 
 func truncateLog(s string, n int) string {

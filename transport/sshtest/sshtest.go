@@ -429,6 +429,28 @@ func (h *Host) Restart() {
 	h.env.t.Fatalf("sshtest: restart %s: %v\n%s", h.Name, err, h.log.String())
 }
 
+// Signal sends sig to sshd and every process it started (the connection
+// and session processes): SIGSTOP freezes the host under its live
+// connections, SIGCONT thaws it. tmux servers, which daemonize, are not
+// included.
+func (h *Host) Signal(sig syscall.Signal) {
+	if pid := h.PID(); pid != 0 {
+		for _, p := range append([]int{pid}, Descendants(pid)...) {
+			syscall.Kill(p, sig)
+		}
+	}
+}
+
+// DropConnections kills sshd's per-connection processes and keeps the
+// listener: every open connection drops, new ones are accepted.
+func (h *Host) DropConnections() {
+	if pid := h.PID(); pid != 0 {
+		for _, p := range Descendants(pid) {
+			syscall.Kill(p, syscall.SIGKILL)
+		}
+	}
+}
+
 // Running reports whether sshd is running.
 func (h *Host) Running() bool {
 	h.mu.Lock()
