@@ -36,7 +36,7 @@ var toolDescriptions = map[string]string{
 	"search_panes":                 "Search the text shown in tmux panes (terminal scrollback) for a literal string or a regex, across a session or the whole server. Returns matching lines per pane, ordered by pane id, with paging.",
 	"wait_for_text":                "Wait until new output in a pane matches one of patterns (or any new output with patterns=null), or a stop pattern appears, or the timeout passes. Text already on screen when the call starts never matches.",
 	"snapshot_pane":                "Read a tmux pane in one call: visible terminal content plus cursor position, size, mode, scroll position, title, command and path. Prefer it over capture_pane plus get_pane_info.",
-	"display_message":              "Evaluate a tmux format string (e.g. '#{pane_width}x#{pane_height}') against a pane and return the result. Accepts #{variable} references, the modifiers b d q n w t =N pN, #{?var,a,b} conditionals and comparisons (up to 1024 bytes); shell jobs and re-expanding modifiers (E, T, loops) are refused.",
+	"display_message":              "Evaluate a tmux format string (e.g. '#{pane_width}x#{pane_height}') against a pane and return the result. Accepts #{variable} references, the modifiers b d q n w t =N pN, #{?cond,a,b} conditionals and comparisons (up to 1024 bytes); shell jobs and re-expanding modifiers (E, T, loops) are refused.",
 	"resize_pane":                  "Resize a pane, or zoom/unzoom it. zoom cannot be combined with height or width.",
 	"kill_pane":                    "Kill a pane by id. Refuses the pane this MCP process runs in.",
 	"respawn_pane":                 "Restart the process in a pane, keeping its id and place in the layout. kill=true (default) replaces a running process.",

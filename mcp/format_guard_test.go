@@ -35,7 +35,7 @@ func TestReadonlyCallsNeverRunCommands(t *testing.T) {
 	}
 	for _, f := range bypasses {
 		res := e.call("display_message", map[string]any{"format_string": f, "pane_id": pane})
-		if !res.IsError || !strings.Contains(text(res), "format not allowed") {
+		if !res.IsError || !(strings.Contains(text(res), "format not allowed") || strings.Contains(text(res), "format jobs (#(...)) are not allowed")) {
 			t.Errorf("display_message(%.50q) was not refused: %s", f, text(res))
 		}
 		for _, call := range []struct {
@@ -55,7 +55,7 @@ func TestReadonlyCallsNeverRunCommands(t *testing.T) {
 			batchOp("show_option", map[string]any{"option": f, "scope": "session", "global_": true}),
 			batchOp("show_hook", map[string]any{"hook_name": f, "scope": "session", "global_": true}))
 		b, _ := json.Marshal(out)
-		if strings.Count(string(b), `"success":false`) != 3 || strings.Count(string(b), "format not allowed") != 6 {
+		if strings.Count(string(b), `"success":false`) != 3 || strings.Count(string(b), "not allowed") < 6 {
 			t.Errorf("batch with %.50q: %s", f, b)
 		}
 	}

@@ -342,8 +342,14 @@ func toolSnapshotPane(ctx context.Context, c *Call) (any, error) {
 
 func toolDisplayMessage(ctx context.Context, c *Call) (any, error) {
 	format := c.StrOr("format_string", "")
+	// The anchor's own refusal first, word for word (clients may match
+	// it); then the allowlist, which also refuses what builds "#(" inside
+	// tmux.
+	if strings.Contains(format, "#(") {
+		return nil, expectedf("tmux format jobs (#(...)) are not allowed in display_message")
+	}
 	if err := tmux.CheckFormat(format); err != nil {
-		return nil, expectedf("display_message: %v. Allowed: #{variable}, the modifiers b d q n w t =N pN, #{?variable,a,b} and comparisons such as #{==:a,b}", err)
+		return nil, expectedf("display_message: %v. Allowed: #{variable}, the modifiers b d q n w t =N pN, #{?condition,a,b} and comparisons such as #{==:a,b}", err)
 	}
 	srv, p, err := c.tmuxAndPane(ctx)
 	if err != nil {

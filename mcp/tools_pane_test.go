@@ -347,11 +347,15 @@ func TestPaneDisplayMessage(t *testing.T) {
 		t.Fatal("empty format should print tmux's default message")
 	}
 	marker := filepath.Join(t.TempDir(), "job-ran")
-	e.fail("display_message", map[string]any{"format_string": "#(touch " + marker + ")", "pane_id": pane}, "shell commands (#(...)) are not allowed")
+	res := e.fail("display_message", map[string]any{"format_string": "#(touch " + marker + ")", "pane_id": pane}, "#(")
+	if text(res) != "tmux format jobs (#(...)) are not allowed in display_message" {
+		t.Fatalf("refusal text %q", text(res))
+	}
 	// A job built inside tmux by double expansion is refused too.
 	e.fail("display_message", map[string]any{"format_string": "#{E:#{a:35}(touch " + marker + ")}", "pane_id": pane}, "modifier \"E\" is not allowed")
 	// The refusal precedes tmux: even a bad pane id is not reported.
-	e.fail("display_message", map[string]any{"format_string": "x#(true)", "pane_id": "%99999"}, "format not allowed")
+	e.fail("display_message", map[string]any{"format_string": "x#(true)", "pane_id": "%99999"}, "format jobs")
+	e.fail("display_message", map[string]any{"format_string": "x#{E:y}", "pane_id": "%99999"}, "format not allowed")
 	time.Sleep(200 * time.Millisecond)
 	if _, err := os.Stat(marker); err == nil {
 		t.Fatal("format job ran")

@@ -65,7 +65,7 @@ func (e *FormatError) Unwrap() error { return ErrFormatNotAllowed }
 //     for user options);
 //   - #{M:name} with modifiers M from b d q n w t, =N, =-N, pN, p-N
 //     (|N| <= MaxFormatWidth), several joined by ';';
-//   - #{?name,A,B}: a conditional on a variable;
+//   - #{?C,A,B}: a conditional on a variable or a format C;
 //   - #{OP:A,B} with OP one of == != < > <= >= || &&;
 //
 // where A and B are again formats of this grammar (nested at most
@@ -141,10 +141,14 @@ func (p *formatParser) ref(i, depth int) (int, error) {
 	start := i
 	i += 2 // "#{"
 	if i < len(p.s) && p.s[i] == '?' {
-		// #{?name,A,B}
-		j, err := p.name(i + 1)
+		// #{?COND,A,B}: COND is a variable name or a format of this
+		// grammar (tmux expands it when it holds "#{").
+		j, err := p.text(i+1, depth+1, ",}")
 		if err != nil {
 			return j, err
+		}
+		if j == i+1 {
+			return j, p.fail(j, "empty condition in the conditional at byte %d", start)
 		}
 		return p.operands(start, j, depth, 2, true)
 	}

@@ -33,6 +33,8 @@ func TestCheckFormat(t *testing.T) {
 		{"#{?pane_active,#{pane_id} on,#{=3:pane_title}}", true},
 		{"#{==:#{pane_id},%1} #{!=:a,b} #{<=:1,2} #{||:#{pane_active},0} #{&&:1,1}", true},
 		{"#{?pane_active,a#,b,c}", true},
+		{"#{?#{==:#{pane_index},0},first,other}", true},
+		{"#{?,a,b}", false},
 		{strings.Repeat("x", MaxFormatLen), true},
 
 		// Shell jobs, directly or built by double expansion.
@@ -51,6 +53,7 @@ func TestCheckFormat(t *testing.T) {
 		{"#{N/s:name}", false},
 		{"#{R:x}", false},
 		{"#{?#{E:x},a,b}", false},
+		{"#{?#(x),a,b}", false},
 		{"#{?pane_active,#{E:x},b}", false},
 		{"#{==:#{a:35},#}", false},
 		{"#{=10:#{pane_title}}", false},
