@@ -103,6 +103,21 @@ func TestFleetEndToEnd(t *testing.T) {
 	if res := c.call("create_session", map[string]any{"host": "dev-2", "session_name": "x"}); !res.IsError || !strings.Contains(resultText(res), "capped at readonly") {
 		t.Fatalf("dev-2 cap: %s", resultText(res))
 	}
+	// A readonly host stays readonly whatever the format: the double
+	// expansion that builds "#(" inside tmux is refused before tmux runs.
+	marker := filepath.Join(t.TempDir(), "ran")
+	c.ok("create_session", map[string]any{"host": "dev-1", "session_name": "fmt"})
+	for _, f := range []string{"#{E:#{a:35}(touch " + marker + ")}" + strings.Repeat("#{p9999:}", 200), "#(touch " + marker + ")"} {
+		for _, h := range []string{"dev-1", "dev-2", "local"} {
+			if res := c.call("display_message", map[string]any{"host": h, "format_string": f}); !res.IsError {
+				t.Fatalf("display_message on %s accepted %.40q: %s", h, f, resultText(res))
+			}
+		}
+	}
+	time.Sleep(300 * time.Millisecond)
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("a display_message format ran a command")
+	}
 	// Fan-out over every host: dead-1 is reported, the others answer.
 	res := c.call("list_sessions", map[string]any{"host": "*"})
 	if res.IsError {
