@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/fleetmux/fleetmux/store"
+	"github.com/fleetmux/fleetmux/tmux"
 	"github.com/fleetmux/fleetmux/transport"
 )
 
@@ -257,7 +258,7 @@ func (f *Fleet) note(ctx context.Context, r *remote, err error) {
 		vctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		if res, verr := r.ssh.Load().Run(vctx, []string{"tmux", "-V"}, nil); verr == nil && res.ExitCode == 0 {
 			r.stateMu.Lock()
-			r.tmuxVersion = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(string(res.Stdout)), "tmux "))
+			r.tmuxVersion = tmux.ParseVersion(res.Stdout)
 			r.stateMu.Unlock()
 		}
 		cancel()
@@ -363,42 +364,6 @@ func (f *Fleet) Statuses(ctx context.Context) []HostInfo {
 		out = append(out, hi)
 	}
 	return out
-}
-
-// Check connects to host, runs `tmux -V` and records the result. It
-// returns the tmux version and the round-trip time of that command.
-func (f *Fleet) Check(ctx context.Context, host, tmuxBin string) (string, time.Duration, error) {
-	r, err := f.Runner(ctx, host)
-	if err != nil {
-		return "", 0, err
-	}
-	if tmuxBin == "" {
-		tmuxBin = "tmux"
-	}
-	t0 := time.Now()
-	res, err := r.Run(ctx, []string{tmuxBin, "-V"}, nil)
-	rtt := time.Since(t0)
-	if err != nil {
-		return "", 0, err
-	}
-	if res.ExitCode != 0 {
-		return "", rtt, fmt.Errorf("%s -V: exit %d: %s", tmuxBin, res.ExitCode, strings.TrimSpace(string(res.Stderr)))
-	}
-	version := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(string(res.Stdout)), "tmux "))
-	if host != LocalHost {
-		f.mu.Lock()
-		rm := f.remotes[host]
-		f.mu.Unlock()
-		if rm != nil {
-			rm.stateMu.Lock()
-			rm.tmuxVersion = version
-			rm.stateMu.Unlock()
-		}
-		if f.opts.State != nil {
-			_ = f.opts.State.PutHostState(ctx, store.HostState{Host: host, TmuxVersion: version, RTT: rtt, State: string(transport.SSHConnected), LastConnect: time.Now().UTC()})
-		}
-	}
-	return version, rtt, nil
 }
 
 // Close closes every SSH runner and waits for their goroutines.

@@ -69,3 +69,11 @@ func TestShellJoin(t *testing.T) {
 		}
 	}
 }
+
+func TestParseVersion(t *testing.T) {
+	for in, want := range map[string]string{"tmux 3.3a\n": "3.3a", "tmux next-3.4": "next-3.4", " tmux 2.9 \r\n": "2.9", "": ""} {
+		if got := ParseVersion([]byte(in)); got != want {
+			t.Errorf("ParseVersion(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -174,3 +174,9 @@ func (s *Server) IsAlive(ctx context.Context) (bool, error) {
 	}
 	return out.ExitCode == 0, nil
 }
+
+// ParseVersion returns the version `tmux -V` printed ("tmux 3.3a" gives
+// "3.3a"; "tmux next-3.4" gives "next-3.4").
+func ParseVersion(out []byte) string {
+	return strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(string(out)), "tmux "))
+}

@@ -17,14 +17,7 @@ import (
 	"time"
 
 	"github.com/fleetmux/fleetmux/fleet"
-	"github.com/fleetmux/fleetmux/transport"
 )
-
-// checkHost connects to one host for `fleetmux hosts --check` and reports
-// its connection state ("connected", "unreachable", ...), the remote tmux
-// version and the round-trip time of one command. It is nil until the SSH
-// transport is wired in; --check then says so.
-var checkHost func(ctx context.Context, alias string, cfg *transport.SSHConfig) (state string, tmuxVersion string, rtt time.Duration, err error)
 
 const hostsUsage = `Usage: fleetmux hosts [--ssh-config FILE] [--hosts PATTERNS] [--json] [--check]
 
@@ -143,10 +136,7 @@ func runHosts(args []string, stdout, stderr io.Writer) int {
 	}
 
 	if *check {
-		if checkHost == nil {
-			fmt.Fprintln(stderr, "fleetmux hosts: check not available")
-			status = 1
-		} else if runHostChecks(ctx, inv, rows, sel.Empty()) {
+		if runHostChecks(ctx, inv, rows, sel.Empty()) {
 			status = 1
 		}
 	}
@@ -160,7 +150,7 @@ func runHosts(args []string, stdout, stderr io.Writer) int {
 		}
 		return status
 	}
-	printHostsTable(stdout, inv, rows, sel, *check && checkHost != nil)
+	printHostsTable(stdout, inv, rows, sel, *check)
 	return status
 }
 
@@ -199,7 +189,7 @@ func runHostChecks(ctx context.Context, inv *fleet.Inventory, rows []*hostsRow, 
 		}
 		cctx, cancel := context.WithTimeout(ctx, per*time.Duration(len(cfg.Jumps)+1)+10*time.Second)
 		defer cancel()
-		state, version, rtt, err := checkHost(cctx, row.Alias, cfg)
+		state, version, rtt, err := checkOneHost(cctx, row.Alias, cfg)
 		if err != nil {
 			if state == "" {
 				state = "unreachable"

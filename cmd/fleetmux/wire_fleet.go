@@ -8,12 +8,9 @@ import (
 
 	"github.com/fleetmux/fleetmux/fleet"
 	"github.com/fleetmux/fleetmux/mcp"
+	"github.com/fleetmux/fleetmux/tmux"
 	"github.com/fleetmux/fleetmux/transport"
 )
-
-func init() {
-	checkHost = checkOneHost
-}
 
 // wireFleet switches on fleet mode when --hosts selects remote hosts.
 func wireFleet(ctx context.Context, g *globalFlags, o *mcp.Options, log *slog.Logger, cleanup *func()) error {
@@ -70,7 +67,10 @@ func wireFleet(ctx context.Context, g *globalFlags, o *mcp.Options, log *slog.Lo
 	return nil
 }
 
-// checkOneHost backs `fleetmux hosts --check`: connect, run tmux -V.
+// checkOneHost backs `fleetmux hosts --check`: it connects to one host,
+// runs `tmux -V` and reports the connection state ("connected",
+// "unreachable", ...), the remote tmux version and the command's
+// round-trip time.
 func checkOneHost(ctx context.Context, alias string, cfg *transport.SSHConfig) (string, string, time.Duration, error) {
 	r := transport.NewSSH(cfg, transport.SSHOptions{PerCommand: true})
 	defer r.Close()
@@ -83,16 +83,5 @@ func checkOneHost(ctx context.Context, alias string, cfg *transport.SSHConfig) (
 	if res.ExitCode != 0 {
 		return "connected", "", rtt, fmt.Errorf("tmux -V: exit %d: %s", res.ExitCode, res.Stderr)
 	}
-	return "connected", string(trimVersion(res.Stdout)), rtt, nil
-}
-
-func trimVersion(b []byte) []byte {
-	s := string(b)
-	for len(s) > 0 && (s[len(s)-1] == '\n' || s[len(s)-1] == '\r') {
-		s = s[:len(s)-1]
-	}
-	if len(s) > 5 && s[:5] == "tmux " {
-		s = s[5:]
-	}
-	return []byte(s)
+	return "connected", tmux.ParseVersion(res.Stdout), rtt, nil
 }
