@@ -53,6 +53,9 @@ type Fleet struct {
 	warmWG     sync.WaitGroup
 }
 
+// resolveConcurrency bounds the `ssh -G` runs of Statuses.
+const resolveConcurrency = 16
+
 // DefaultWarmConcurrency bounds the dials Warm runs at once.
 const DefaultWarmConcurrency = 8
 
@@ -309,8 +312,31 @@ func (f *Fleet) Statuses(ctx context.Context) []HostInfo {
 	if f.opts.State != nil {
 		persisted, _ = f.opts.State.HostStates(ctx)
 	}
+	hosts := f.Hosts()
+	// Resolve every host first, concurrently: a first list_hosts over a
+	// large fleet would otherwise run one `ssh -G` after the other.
+	type resolution struct {
+		res Resolved
+		err error
+	}
+	resolved := make([]resolution, len(hosts))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, resolveConcurrency)
+	for i, h := range hosts {
+		if h == LocalHost {
+			continue
+		}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			resolved[i].res, resolved[i].err = f.opts.Inventory.Resolve(ctx, h)
+		}()
+	}
+	wg.Wait()
 	var out []HostInfo
-	for _, h := range f.Hosts() {
+	for i, h := range hosts {
 		hi := HostInfo{Host: h}
 		hi.Cap, _ = f.Cap(h)
 		if h == LocalHost {
@@ -326,7 +352,7 @@ func (f *Fleet) Statuses(ctx context.Context) []HostInfo {
 			hi.LastConnect = p.LastConnect
 			hi.RTT = p.RTT
 		}
-		if res, err := f.opts.Inventory.Resolve(ctx, h); err == nil {
+		if res, err := resolved[i].res, resolved[i].err; err == nil {
 			hi.HostName, hi.User = res.HostName, res.User
 			hi.Port, _ = strconv.Atoi(res.Port)
 		} else {
