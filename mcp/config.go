@@ -108,7 +108,7 @@ func lookup(getenv func(string) string, name string) (string, bool) {
 // envLookup distinguishes unset from empty; tests may replace it.
 var envLookup = os.LookupEnv
 
-// Wait ceiling bounds (BEHAVIOR.md §8.6).
+// Wait ceiling bounds.
 const (
 	waitMaxDefault = 30.0
 	waitMaxFloor   = 1.0

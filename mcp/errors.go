@@ -47,7 +47,7 @@ type errorInfo struct {
 }
 
 // describeError maps an error to the anchor's message, hint, error_type
-// and expected flag (BEHAVIOR.md §7.2).
+// and expected flag.
 func describeError(err error) errorInfo {
 	var te *ToolError
 	if errors.As(err, &te) {

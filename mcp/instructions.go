@@ -8,7 +8,7 @@ import (
 
 const instructionsMaxBytes = 2048
 
-// The fixed segments of the server instructions (BEHAVIOR.md §3), in our
+// The fixed segments of the server instructions, in our
 // words. Tests pin the markers agents and the anchor's suite look for.
 var instructionSegments = []string{
 	"tmux hierarchy: server > session > window > pane. Target panes by pane_id (e.g. '%1'); ids are stable, names and indexes are not. Targeted tmux tools accept socket_name (default: LIBTMUX_SOCKET); list_servers finds sockets under TMUX_TMPDIR plus any extra_socket_paths.",

@@ -113,7 +113,7 @@ func (c *Call) paneInfo(a tmux.Attrs, caller *callerCheck) PaneInfo {
 	}
 }
 
-// ---- caller identity (BEHAVIOR.md §6) ----
+// ---- caller identity ----
 
 // callerIdentity is the MCP process's own pane, read from TMUX_PANE and
 // TMUX.
@@ -227,7 +227,7 @@ func (cc *callerCheck) isCaller(paneID string) *bool {
 	return &t
 }
 
-// ---- filters (BEHAVIOR.md §5.5) ----
+// ---- filters ----
 
 var filterOps = []string{"contains", "endswith", "eq", "exact", "icontains", "iendswith", "iexact", "in", "iregex", "istartswith", "nin", "regex", "startswith"}
 

@@ -11,7 +11,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Prompts (BEHAVIOR.md §2.7, §10.15): four workflow recipes rendered as a
+// Prompts: four workflow recipes rendered as a
 // single user message. The wording is ours; the tool calls they show use
 // real parameter names and the properties the anchor's tests pin.
 //

@@ -16,7 +16,7 @@ import (
 	"github.com/fleetmux/fleetmux/tmux"
 )
 
-// Resources (BEHAVIOR.md §10.14): six URI templates over the local tmux
+// Resources: six URI templates over the local tmux
 // server. They bypass the tool pipeline (no tiers, audit, retry or
 // limiter). URIs are matched the way the anchor's framework does, not by
 // the SDK's RFC 6570 matcher: path variables are one segment ([^/]+),
@@ -32,8 +32,8 @@ var resourceDescriptions = map[string]string{
 	"get_pane_content":    "The visible rows of one pane as plain text (capture-pane -p). Percent-encode the id: %12 is written %2512.",
 }
 
-// resourceReadMIME is the MIME type of every resources/read content item
-// (BEHAVIOR.md §14); the templates advertise their own types.
+// resourceReadMIME is the MIME type of every resources/read content item;
+// the templates advertise their own types.
 const resourceReadMIME = "text/plain"
 
 type resourceTemplate struct {

@@ -74,7 +74,7 @@ func resultSize(res *sdk.CallToolResult) int {
 }
 
 // limitResponse keeps a result under max bytes, preserving the tail of
-// its text (BEHAVIOR.md §8.2). Divergence: when the text alone fits but
+// its text. Divergence: when the text alone fits but
 // text plus structuredContent does not, the anchor silently drops
 // structuredContent; we instead shrink wrapped text results in both
 // places so clients that check outputSchema still get valid results.

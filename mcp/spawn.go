@@ -7,8 +7,8 @@ import (
 	"strings"
 )
 
-// spawnEnv prepares the -e arguments of the four spawn tools
-// (BEHAVIOR.md §9.7): the caller's environment (object or JSON text),
+// spawnEnv prepares the -e arguments of the four spawn tools: the
+// caller's environment (object or JSON text),
 // plus the history controls when suppress_persistent_history is set.
 func (c *Call) spawnEnv() ([]string, error) {
 	env, err := coerceDictArg("environment", c.Raw("environment"))

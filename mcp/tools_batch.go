@@ -10,7 +10,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Generic batch wrappers (BEHAVIOR.md §9.9): nested tool calls run one
+// Generic batch wrappers: nested tool calls run one
 // after another through the full pipeline, each producing one row.
 
 func init() {
@@ -182,7 +182,7 @@ func orderedJSON(v any) any {
 }
 
 // limitBatch elides nested payloads, row by row, until the batch's
-// response envelope fits max bytes (BEHAVIOR.md §9.9 "Response cap").
+// response envelope fits max bytes (the reference server's response cap).
 // The envelope size is that of
 // {"content":[{"type":"text","text":T}],"structuredContent":S,"isError":false}
 // serialised compactly with sorted keys and ASCII escapes, where T is the

@@ -14,7 +14,7 @@ import (
 	"github.com/fleetmux/fleetmux/transport"
 )
 
-// Agent-owned paste buffers (BEHAVIOR.md §9.6, §10.12) and the shutdown
+// Agent-owned paste buffers and the shutdown
 // sweep that removes the ones left behind (§1.3).
 
 func init() {

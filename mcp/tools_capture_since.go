@@ -49,7 +49,7 @@ type paneRead struct {
 }
 
 // captureSince returns the rows written since a cursor (or the visible
-// screen and a first cursor) (BEHAVIOR.md §9.2).
+// screen and a first cursor).
 func captureSince(ctx context.Context, c *Call) (any, error) {
 	maxLines, maxBytes := c.Int("max_lines"), c.Int("max_bytes")
 	if maxLines != nil && *maxLines <= 0 {

@@ -10,7 +10,7 @@ import (
 	"github.com/fleetmux/fleetmux/tmux"
 )
 
-// tmux wait-for channels (BEHAVIOR.md §9.5).
+// tmux wait-for channels.
 
 func init() {
 	register("wait_for_channel", waitForChannel)

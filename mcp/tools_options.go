@@ -12,7 +12,7 @@ import (
 	"github.com/fleetmux/fleetmux/tmux"
 )
 
-// Options (BEHAVIOR.md §10.9), environment (§10.10) and read-only hook
+// Options, environment and read-only hook
 // introspection (§10.13). Values are parsed the way libtmux 0.62 parses
 // show-options / show-hooks output, since that is what the reference
 // returns.

@@ -68,7 +68,7 @@ func paneIntArg(c *Call, name string) *int {
 // paneTailLines keeps the last limit lines the way the anchor's Python slice
 // does: nil keeps everything; 0 keeps everything but still reports every
 // line as dropped; -n keeps all but the first n lines and reports
-// len+n dropped (BEHAVIOR.md §10.6 QUIRK).
+// len+n dropped (a quirk of the reference server, kept).
 func paneTailLines(lines []string, limit *int) (kept []string, truncated bool, dropped int) {
 	if limit == nil || len(lines) <= *limit {
 		return lines, false, 0
@@ -93,7 +93,7 @@ func panePyStrip(s string) string {
 }
 
 // guardCallerPane reports whether paneID is the MCP server's own pane on
-// srv (the guard comparator of BEHAVIOR.md §6.3).
+// srv (the reference server's guard comparator).
 func (c *Call) guardCallerPane(ctx context.Context, srv *tmux.Server, paneID string) bool {
 	id := c.caller()
 	if id == nil || !id.HasPane || id.PaneID != paneID {

@@ -19,8 +19,7 @@ func init() {
 
 // runCommand types an authored command into a pane's shell inside a
 // subshell, followed by a trailer that stores $? in a private pane option
-// and signals a private wait-for channel, then waits for that signal
-// (BEHAVIOR.md §9.1).
+// and signals a private wait-for channel, then waits for that signal.
 func runCommand(ctx context.Context, c *Call) (any, error) {
 	command := c.StrOr("command", "")
 	suppress := c.Bool("suppress_history")

@@ -31,8 +31,7 @@ func searchFastPath(pattern string, regex bool) bool {
 	return searchFastPathChars.MatchString(pattern)
 }
 
-// searchPanes finds panes whose captured text matches a pattern
-// (BEHAVIOR.md §9.4).
+// searchPanes finds panes whose captured text matches a pattern.
 func searchPanes(ctx context.Context, c *Call) (any, error) {
 	pattern := c.StrOr("pattern", "")
 	regex, matchCase := c.Bool("regex"), c.Bool("match_case")

@@ -56,8 +56,8 @@ func (op keysOp) sendArgv(paneID string) []string {
 	return append(args, text)
 }
 
-// sendKeysBatch sends ordered raw-input operations, each to its own pane
-// (BEHAVIOR.md §9.10). With timeout set, every send is a child bounded by
+// sendKeysBatch sends ordered raw-input operations, each to its own pane.
+// With timeout set, every send is a child bounded by
 // the time left in the batch.
 func sendKeysBatch(ctx context.Context, c *Call) (any, error) {
 	raw, _ := c.Args["operations"].([]any)

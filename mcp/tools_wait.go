@@ -269,8 +269,7 @@ func firstPatternHit(res []*regexp.Regexp, lines []string) (int, []string, bool)
 	return 0, nil, false
 }
 
-// waitForText polls a pane for rows written after the call started
-// (BEHAVIOR.md §9.3).
+// waitForText polls a pane for rows written after the call started.
 func waitForText(ctx context.Context, c *Call) (any, error) {
 	ceiling := waitCeiling(c)
 	interval, timeout := 0.05, 8.0

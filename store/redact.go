@@ -15,8 +15,8 @@ import (
 	"unicode/utf8"
 )
 
-// Redaction limits and names, as in libtmux-mcp 0.1.0a20 (BEHAVIOR.md §8.4 and
-// the surface constants SENSITIVE_ARG_NAMES, SEND_KEYS_OPERATION_AUDIT_TYPES,
+// Redaction limits and names, as in libtmux-mcp 0.1.0a20 (its constants
+// SENSITIVE_ARG_NAMES, SEND_KEYS_OPERATION_AUDIT_TYPES,
 // AUDIT_MAX_LOGGED_STR_LEN and AUDIT_TRUNCATION_SUFFIX).
 const (
 	// MaxLoggedStrLen is the longest non-sensitive string argument kept whole,
