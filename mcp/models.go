@@ -1,4 +1,5 @@
-// Code generated from the anchor's result models (surface.json); edit with care.
+// Result models of the anchor (written by hand from surface.json; the
+// schema tests hold them to it).
 
 package mcp
 

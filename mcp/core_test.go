@@ -18,7 +18,7 @@ func (e *testEnv) fixtureWindow() (string, string) {
 	return f[0], f[1]
 }
 
-func TestReviewCoreFilterOperators(t *testing.T) {
+func TestFilterOperators(t *testing.T) {
 	e := newEnv(t)
 	count := func(tool string, filters any) int {
 		t.Helper()
@@ -53,7 +53,7 @@ func TestReviewCoreFilterOperators(t *testing.T) {
 	}
 }
 
-func TestReviewCoreFilterFields(t *testing.T) {
+func TestFilterFields(t *testing.T) {
 	e := newEnv(t)
 	wid, wname := e.fixtureWindow()
 	count := func(tool string, filters any) int {
@@ -115,7 +115,7 @@ func TestReviewCoreFilterFields(t *testing.T) {
 	}
 }
 
-func TestReviewCoreEmptyValuesAreNull(t *testing.T) {
+func TestEmptyValuesAreNull(t *testing.T) {
 	e := newEnv(t)
 	wid, _ := e.fixtureWindow()
 	var w WindowInfo
@@ -134,7 +134,7 @@ func TestReviewCoreEmptyValuesAreNull(t *testing.T) {
 	}
 }
 
-func TestReviewCoreCreateSessionArgs(t *testing.T) {
+func TestCreateSessionArgs(t *testing.T) {
 	e := newEnv(t)
 	var s SessionInfo
 	e.ok("create_session", map[string]any{"session_name": "blank", "window_name": ""}, &s)
@@ -148,7 +148,7 @@ func TestReviewCoreCreateSessionArgs(t *testing.T) {
 	e.fail("rename_session", map[string]any{"session_name": "blank", "new_name": ""}, "Bad session name: empty (session name: )")
 }
 
-func TestReviewCoreWindowArgs(t *testing.T) {
+func TestWindowArgs(t *testing.T) {
 	e := newEnv(t)
 	wid, _ := e.fixtureWindow()
 
@@ -180,7 +180,7 @@ func TestReviewCoreWindowArgs(t *testing.T) {
 	}
 }
 
-func TestReviewCoreLinkedWindows(t *testing.T) {
+func TestLinkedWindows(t *testing.T) {
 	e := newEnv(t)
 	wid, _ := e.fixtureWindow()
 	e.tmux("new-session", "-d", "-s", "other")
@@ -215,7 +215,7 @@ func TestReviewCoreLinkedWindows(t *testing.T) {
 	e.fail("get_pane_info", map[string]any{"window_id": wid}, "Ambiguous target: Multiple objects returned (3): window_id='"+wid+"'")
 }
 
-func TestReviewCoreKillGuardLinkedCallerPane(t *testing.T) {
+func TestKillGuardLinkedCallerPane(t *testing.T) {
 	e := newEnv(t)
 	wid, _ := e.fixtureWindow()
 	pane := e.firstPane()
@@ -233,7 +233,7 @@ func TestReviewCoreKillGuardLinkedCallerPane(t *testing.T) {
 	}
 }
 
-func TestReviewCoreValidationTexts(t *testing.T) {
+func TestValidationTexts(t *testing.T) {
 	e := newEnv(t)
 	// Texts and type codes as pydantic 2.13 renders them for call[...].
 	cases := []struct {
@@ -279,7 +279,7 @@ func TestReviewCoreValidationTexts(t *testing.T) {
 	e.ok("create_window", map[string]any{"attach": "TRUE"}, nil)
 }
 
-func TestReviewCoreKillServerStderr(t *testing.T) {
+func TestKillServerStderr(t *testing.T) {
 	e := newEnv(t)
 	real, err := exec.LookPath("tmux")
 	if err != nil {

@@ -48,7 +48,7 @@ func privateEnv(t *testing.T) string {
 	return state
 }
 
-func TestReviewHelpOnStdoutOnce(t *testing.T) {
+func TestHelpOnStdoutOnce(t *testing.T) {
 	privateEnv(t)
 	globals := flag.NewFlagSet("x", flag.ContinueOnError)
 	var g globalFlags
@@ -91,7 +91,7 @@ func TestReviewHelpOnStdoutOnce(t *testing.T) {
 	}
 }
 
-func TestReviewUsageErrorsAreOneLine(t *testing.T) {
+func TestUsageErrorsAreOneLine(t *testing.T) {
 	state := privateEnv(t)
 	for _, args := range [][]string{
 		{"--bogus"},
@@ -136,7 +136,7 @@ func TestReviewUsageErrorsAreOneLine(t *testing.T) {
 	}
 }
 
-func TestReviewParseCallArguments(t *testing.T) {
+func TestParseCallArguments(t *testing.T) {
 	for _, tt := range []struct {
 		in      string
 		want    string
@@ -167,7 +167,7 @@ func TestReviewParseCallArguments(t *testing.T) {
 	}
 }
 
-func TestReviewCallFlagPositions(t *testing.T) {
+func TestCallFlagPositions(t *testing.T) {
 	privateEnv(t)
 	for _, args := range [][]string{
 		{"call", "--no-audit", "list_sessions", "{}"},
@@ -184,7 +184,7 @@ func TestReviewCallFlagPositions(t *testing.T) {
 
 // `--host local` in local mode is this machine: accepted, and the tool gets
 // no host argument (local-mode tools have none).
-func TestReviewCallHostLocalInLocalMode(t *testing.T) {
+func TestCallHostLocalInLocalMode(t *testing.T) {
 	privateEnv(t)
 	code, out, errOut := runCLI(t, "call", "list_sessions", "null", "--host", "local", "--no-audit")
 	if code != 0 || !strings.Contains(out, `"structuredContent"`) {
@@ -196,7 +196,7 @@ func TestReviewCallHostLocalInLocalMode(t *testing.T) {
 	}
 }
 
-func TestReviewToolsTableAndNoStateFile(t *testing.T) {
+func TestToolsTableAndNoStateFile(t *testing.T) {
 	state := privateEnv(t)
 	t.Setenv("LIBTMUX_SAFETY", "destructive")
 	code, out, errOut := runCLI(t, "tools")
@@ -225,7 +225,7 @@ func TestReviewToolsTableAndNoStateFile(t *testing.T) {
 	}
 }
 
-func TestReviewRetentionFlag(t *testing.T) {
+func TestRetentionFlag(t *testing.T) {
 	for in, want := range map[string]time.Duration{"0": 0, "90d": 90 * 24 * time.Hour, "72h": 72 * time.Hour, "1d12h": 36 * time.Hour} {
 		var a agoFlag
 		if err := a.Set(in); err != nil || a.d != want || a.String() != in {
@@ -246,7 +246,7 @@ func TestReviewRetentionFlag(t *testing.T) {
 	}
 }
 
-func TestReviewBenchErrorText(t *testing.T) {
+func TestBenchErrorText(t *testing.T) {
 	r := &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: "ssh dev-1: connect refused\nsecond line"}}}
 	if got := benchErrorText(r); got != "ssh dev-1: connect refused second line" {
 		t.Errorf("got %q", got)
@@ -258,7 +258,7 @@ func TestReviewBenchErrorText(t *testing.T) {
 
 // The audit reader never changes the file it reads: not the bytes, not the
 // mode, and an empty file stays empty.
-func TestReviewAuditDoesNotModifyFile(t *testing.T) {
+func TestAuditDoesNotModifyFile(t *testing.T) {
 	s := seedAudit(t)
 	if err := os.Chmod(s.Path(), 0o400); err != nil {
 		t.Fatal(err)
@@ -295,7 +295,7 @@ func TestReviewAuditDoesNotModifyFile(t *testing.T) {
 }
 
 // A file of an older schema is still readable: audit migrates it first.
-func TestReviewAuditMigratesOldSchema(t *testing.T) {
+func TestAuditMigratesOldSchema(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join("..", "..", "store", "testdata", "v1.db"))
 	if err != nil {
 		t.Fatal(err)
@@ -310,7 +310,7 @@ func TestReviewAuditMigratesOldSchema(t *testing.T) {
 	}
 }
 
-func TestReviewAuditLockedAndCorruptOneLine(t *testing.T) {
+func TestAuditLockedAndCorruptOneLine(t *testing.T) {
 	s := seedAudit(t)
 	holder, err := bolt.Open(s.Path(), 0o600, &bolt.Options{Timeout: time.Second})
 	if err != nil {
@@ -343,7 +343,7 @@ func TestReviewAuditLockedAndCorruptOneLine(t *testing.T) {
 
 // A state file that is locked when fleetmux starts is not given up on: the
 // records of later calls are written once the lock is free.
-func TestReviewWireStoreLockedAtStartup(t *testing.T) {
+func TestWireStoreLockedAtStartup(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state.db")
 	if _, err := store.Open(path, store.Options{}); err != nil {
 		t.Fatal(err)
@@ -389,7 +389,7 @@ func TestReviewWireStoreLockedAtStartup(t *testing.T) {
 
 // Each client config is valid JSON/TOML, starts fleetmux, and its
 // arguments and environment build a server (local mode, no hosts needed).
-func TestReviewClientConfigs(t *testing.T) {
+func TestClientConfigs(t *testing.T) {
 	privateEnv(t)
 	files, err := filepath.Glob(filepath.Join("..", "..", "configs", "*"))
 	if err != nil || len(files) == 0 {
@@ -531,7 +531,7 @@ func fakeClaude(t *testing.T) string {
 
 // The README's install-and-register command and configs/claude-code.sh
 // install (or find) the binary and register its absolute path.
-func TestReviewInstallAndRegisterCommands(t *testing.T) {
+func TestInstallAndRegisterCommands(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go install")
 	}
@@ -572,7 +572,7 @@ func TestReviewInstallAndRegisterCommands(t *testing.T) {
 
 // Every flag and subcommand the README shows exists and is explained by
 // some --help text.
-func TestReviewReadmeFlagsAndCommandsExist(t *testing.T) {
+func TestReadmeFlagsAndCommandsExist(t *testing.T) {
 	privateEnv(t)
 	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
 	if err != nil {

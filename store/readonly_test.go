@@ -16,7 +16,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-func TestReviewReadOnlyNeverWrites(t *testing.T) {
+func TestReadOnlyNeverWrites(t *testing.T) {
 	ctx := context.Background()
 	s := openTemp(t)
 	if err := s.Append(ctx, Record{Host: "local", Tool: "list_sessions", Outcome: OutcomeOK}); err != nil {
@@ -64,7 +64,7 @@ func TestReviewReadOnlyNeverWrites(t *testing.T) {
 
 // A read-only store shares the file with readers: it needs only a shared
 // lock, so another reader holding one does not make it wait.
-func TestReviewReadOnlySharesWithReaders(t *testing.T) {
+func TestReadOnlySharesWithReaders(t *testing.T) {
 	s := openTemp(t)
 	reader, err := bolt.Open(s.Path(), 0o600, &bolt.Options{ReadOnly: true, Timeout: time.Second})
 	if err != nil {
@@ -84,7 +84,7 @@ func TestReviewReadOnlySharesWithReaders(t *testing.T) {
 	}
 }
 
-func TestReviewReadOnlyFiles(t *testing.T) {
+func TestReadOnlyFiles(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 
@@ -148,7 +148,7 @@ func TestReviewReadOnlyFiles(t *testing.T) {
 
 // Reads of a file truncated to zero while a store uses it see no records
 // instead of failing on bbolt's attempt to initialise it.
-func TestReviewQueryOfTruncatedToEmptyFile(t *testing.T) {
+func TestQueryOfTruncatedToEmptyFile(t *testing.T) {
 	s := openTemp(t)
 	if err := s.Append(context.Background(), Record{Tool: "x"}); err != nil {
 		t.Fatal(err)
@@ -169,7 +169,7 @@ func TestReviewQueryOfTruncatedToEmptyFile(t *testing.T) {
 
 // Handle gives a store for a file that is locked right now; its operations
 // wait for the lock again instead of failing for good.
-func TestReviewHandleRetriesLaterOperations(t *testing.T) {
+func TestHandleRetriesLaterOperations(t *testing.T) {
 	s := openTemp(t)
 	holder, err := bolt.Open(s.Path(), 0o600, &bolt.Options{Timeout: time.Second})
 	if err != nil {
@@ -203,7 +203,7 @@ func TestReviewHandleRetriesLaterOperations(t *testing.T) {
 
 // A file that makes bbolt fault is reported as corrupt, naming the path,
 // without passing off the runtime's message as the reason.
-func TestReviewCorruptMessages(t *testing.T) {
+func TestCorruptMessages(t *testing.T) {
 	s := openTemp(t)
 	for i := range 50 {
 		if err := s.Append(context.Background(), Record{Tool: strings.Repeat("t", i+1), Args: []byte(`{"a":"` + strings.Repeat("x", 500) + `"}`)}); err != nil {

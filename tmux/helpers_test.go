@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-func TestReviewPyTuple(t *testing.T) {
+func TestPyTuple(t *testing.T) {
 	cases := []struct {
 		in   []string
 		want string
@@ -24,7 +24,7 @@ func TestReviewPyTuple(t *testing.T) {
 	}
 }
 
-func TestReviewWithFields(t *testing.T) {
+func TestWithFields(t *testing.T) {
 	base := []string{"a", "b"}
 	cases := []struct {
 		extra []string
@@ -46,7 +46,7 @@ func TestReviewWithFields(t *testing.T) {
 	}
 }
 
-func TestReviewTargetMissing(t *testing.T) {
+func TestTargetMissing(t *testing.T) {
 	cases := []struct {
 		err  error
 		want bool
