@@ -93,6 +93,9 @@ var tmuxErr error
 func requireTmux(t *testing.T) {
 	t.Helper()
 	tmuxOnce.Do(func() { _, tmuxErr = exec.LookPath("tmux") })
+	if tmuxErr != nil && testing.Short() {
+		t.Skip("tmux is missing; with -short the tests that need it are skipped (the README's test command installs it)")
+	}
 	if tmuxErr != nil {
 		t.Fatalf("tmux is required for these tests (the README's test command installs it): %v", tmuxErr)
 	}

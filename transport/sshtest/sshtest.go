@@ -51,6 +51,9 @@ var installErr error
 // also creates /run/sshd, the privilege separation directory.
 func SSHD(t testing.TB) string {
 	t.Helper()
+	if _, err := os.Stat(SSHDPath); err != nil && testing.Short() {
+		t.Skipf("sshtest: %s is missing; with -short the tests that need sshd are skipped (the README's test command installs it)", SSHDPath)
+	}
 	installOnce.Do(func() {
 		if _, err := os.Stat(SSHDPath); err != nil {
 			installErr = install()
