@@ -18,6 +18,13 @@ type Call struct {
 	Host   string
 	req    *sdk.CallToolRequest
 	parent string
+
+	// Resolved by dispatch before the handler runs, per the tool's
+	// target kind (tools.go).
+	srv     *tmux.Server
+	session tmux.Attrs
+	window  tmux.Attrs
+	pane    tmux.Attrs
 }
 
 // Str returns a string argument or nil.

@@ -45,7 +45,7 @@ func (s *Server) dispatch(ctx context.Context, req *sdk.CallToolRequest, name st
 	}
 	// display_message is limited too (a divergence): a short format can
 	// still expand to a large text through long variable values.
-	if t != nil && (t.spec.ResponseLimited || name == "display_message") {
+	if t != nil && (t.spec.ResponseLimited || t.def.limited) {
 		res = limitResponse(res, responseLimitBytes)
 	}
 	return res
@@ -94,7 +94,7 @@ func (s *Server) attempt(ctx context.Context, req *sdk.CallToolRequest, t *tool,
 	if fleet && !t.spec.NoHostParam {
 		extra = map[string]any{"host": LocalHost}
 	}
-	args, err := validateArgs(t.spec, raw, s.defaults(t), extra)
+	args, err := validateArgs(t.spec, raw, t.defaults(s.opts.Settings), extra)
 	if err != nil {
 		var ve *ValidationError
 		if errors.As(err, &ve) {
@@ -102,15 +102,12 @@ func (s *Server) attempt(ctx context.Context, req *sdk.CallToolRequest, t *tool,
 		}
 		return nil, err
 	}
-	if !fleet {
-		return t.handler(ctx, &Call{s: s, tool: t, Args: args, Host: LocalHost, req: req, parent: parent})
-	}
-	if t.spec.NoHostParam {
-		return t.handler(ctx, &Call{s: s, tool: t, Args: args, Host: LocalHost, req: req, parent: parent})
+	if !fleet || t.spec.NoHostParam {
+		return t.run(ctx, &Call{s: s, tool: t, Args: args, Host: LocalHost, req: req, parent: parent})
 	}
 	hostArg, _ := args["host"].(string)
 	if isGlob(hostArg) {
-		if !t.fanout {
+		if !t.fanout() {
 			return nil, expectedf("host %q: %s runs on one host; host patterns are accepted only by list_servers, list_sessions, list_windows, list_panes, search_panes and get_server_info", hostArg, t.spec.Name)
 		}
 		return s.fanOut(ctx, req, t, args, hostArg, parent)
@@ -118,7 +115,7 @@ func (s *Server) attempt(ctx context.Context, req *sdk.CallToolRequest, t *tool,
 	if err := s.hostGate(t, hostArg); err != nil {
 		return nil, err
 	}
-	return t.handler(ctx, &Call{s: s, tool: t, Args: args, Host: hostArg, req: req, parent: parent})
+	return t.run(ctx, &Call{s: s, tool: t, Args: args, Host: hostArg, req: req, parent: parent})
 }
 
 // hostGate refuses a host outside the selection or a tool above the
@@ -165,23 +162,28 @@ func (s *Server) fanOut(ctx context.Context, req *sdk.CallToolRequest, t *tool, 
 			}
 			a["host"] = h
 			c := &Call{s: s, tool: t, Args: a, Host: h, req: req, parent: parent}
-			out, err := t.handler(ctx, c)
+			out, err := t.run(ctx, c)
 			results[i] = res{out, err}
 		}()
 	}
 	wg.Wait()
 	var failures []string
 	outs := make([]any, 0, len(hosts))
-	okHosts := make([]string, 0, len(hosts))
 	for i, r := range results {
 		if r.err != nil {
 			failures = append(failures, fmt.Sprintf("%s: %s", hosts[i], describeError(r.err).Text))
 			continue
 		}
 		outs = append(outs, r.out)
-		okHosts = append(okHosts, hosts[i])
 	}
-	return mergeFanout(t.spec.Name, outs, okHosts, failures)
+	if failures == nil {
+		failures = []string{}
+	}
+	merged, err := t.def.merge(outs)
+	if err != nil {
+		return nil, err
+	}
+	return fanoutResult{merged, failures}, nil
 }
 
 // fanoutResult is a merged fan-out result: the value plus the hosts that
@@ -191,40 +193,43 @@ type fanoutResult struct {
 	failures []string
 }
 
-func mergeFanout(tool string, outs []any, hosts, failures []string) (any, error) {
-	if failures == nil {
-		failures = []string{}
-	}
-	switch tool {
-	case "search_panes":
-		merged := SearchPanesResult{Matches: []PaneContentMatch{}, TruncatedPanes: []string{}}
-		for _, o := range outs {
-			r, ok := o.(SearchPanesResult)
-			if !ok {
-				continue
-			}
-			merged.Matches = append(merged.Matches, r.Matches...)
-			merged.TruncatedPanes = append(merged.TruncatedPanes, r.TruncatedPanes...)
-			merged.TotalPanesMatched += r.TotalPanesMatched
-			merged.Truncated = merged.Truncated || r.Truncated
-			merged.Offset, merged.Limit = r.Offset, r.Limit
+// mergeSearch merges search_panes results: all matches, counts added.
+func mergeSearch(outs []any) (any, error) {
+	merged := SearchPanesResult{Matches: []PaneContentMatch{}, TruncatedPanes: []string{}}
+	for _, o := range outs {
+		r, ok := o.(SearchPanesResult)
+		if !ok {
+			continue
 		}
-		return fanoutResult{merged, failures}, nil
-	case "get_server_info":
-		star := "*"
-		agg := ServerInfo{Host: &star, Servers: []ServerInfo{}}
-		for _, o := range outs {
-			si, ok := o.(ServerInfo)
-			if !ok {
-				continue
-			}
-			agg.Servers = append(agg.Servers, si)
-			agg.IsAlive = agg.IsAlive || si.IsAlive
-			agg.SessionCount += si.SessionCount
-			agg.SocketName, agg.SocketPath = si.SocketName, si.SocketPath
-		}
-		return fanoutResult{agg, failures}, nil
+		merged.Matches = append(merged.Matches, r.Matches...)
+		merged.TruncatedPanes = append(merged.TruncatedPanes, r.TruncatedPanes...)
+		merged.TotalPanesMatched += r.TotalPanesMatched
+		merged.Truncated = merged.Truncated || r.Truncated
+		merged.Offset, merged.Limit = r.Offset, r.Limit
 	}
+	return merged, nil
+}
+
+// mergeServerInfo merges get_server_info results into one aggregate
+// (host "*") listing each host's info.
+func mergeServerInfo(outs []any) (any, error) {
+	star := "*"
+	agg := ServerInfo{Host: &star, Servers: []ServerInfo{}}
+	for _, o := range outs {
+		si, ok := o.(ServerInfo)
+		if !ok {
+			continue
+		}
+		agg.Servers = append(agg.Servers, si)
+		agg.IsAlive = agg.IsAlive || si.IsAlive
+		agg.SessionCount += si.SessionCount
+		agg.SocketName, agg.SocketPath = si.SocketName, si.SocketPath
+	}
+	return agg, nil
+}
+
+// mergeLists concatenates list results in host order.
+func mergeLists(outs []any) (any, error) {
 	var merged []any
 	for _, o := range outs {
 		b, err := json.Marshal(o)
@@ -242,15 +247,7 @@ func mergeFanout(tool string, outs []any, hosts, failures []string) (any, error)
 	if merged == nil {
 		merged = []any{}
 	}
-	return fanoutResult{merged, failures}, nil
-}
-
-// defaults returns per-server overrides of published parameter defaults.
-func (s *Server) defaults(t *tool) map[string]any {
-	if t.spec.Name == "run_command" {
-		return map[string]any{"suppress_history": s.opts.Settings.SuppressHistory}
-	}
-	return nil
+	return merged, nil
 }
 
 // withSuggestion adds the unknown-argument hint to a validation failure.

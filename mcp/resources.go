@@ -405,7 +405,7 @@ func readPaneContent(ctx context.Context, s *Server, p map[string]string) (strin
 	if err != nil {
 		return "", err
 	}
-	out, err := srv.Run(ctx, "capture-pane", "-t", pane["pane_id"], "-p")
+	out, err := srv.Exec(ctx, tmux.CapturePane(pane["pane_id"], nil, nil))
 	if err != nil {
 		return "", err
 	}

@@ -107,31 +107,6 @@ type Server struct {
 	auditWarn sync.Once
 }
 
-type tool struct {
-	spec    *toolSpec
-	handler handlerFunc
-	tier    Tier
-	fanout  bool
-}
-
-type handlerFunc func(ctx context.Context, c *Call) (any, error)
-
-var handlers = map[string]handlerFunc{}
-
-// register adds a tool handler; called from init functions of tool files.
-func register(name string, h handlerFunc) {
-	if _, dup := handlers[name]; dup {
-		panic("mcp: duplicate handler " + name)
-	}
-	handlers[name] = h
-}
-
-// fanoutTools accept host "*" or a glob in fleet mode.
-var fanoutTools = map[string]bool{
-	"list_servers": true, "list_sessions": true, "list_windows": true,
-	"list_panes": true, "search_panes": true, "get_server_info": true,
-}
-
 const unknownToolName = "fleetmux.unknown-tool"
 
 // New builds the server: instructions, the tool table filtered by tier,
@@ -161,22 +136,16 @@ func New(opts Options) (*Server, error) {
 		},
 	})
 	fleet := opts.Backend.Fleet()
-	for _, ts := range spec.Tools {
-		h := handlers[ts.Name]
-		if h == nil {
-			h = notImplemented(ts.Name)
-		}
-		tier, _ := ParseTier(ts.Tier)
-		t := &tool{spec: ts, handler: h, tier: tier, fanout: fanoutTools[ts.Name]}
-		s.tools = append(s.tools, t)
-		s.byName[ts.Name] = t
+	tools, err := joinTools(append(append([]*toolSpec(nil), spec.Tools...), spec.FleetTools...), toolDefs)
+	if err != nil {
+		return nil, err
 	}
-	if fleet {
-		for _, ts := range fleetOnlyTools() {
-			t := &tool{spec: ts, handler: handlers[ts.Name], tier: TierReadonly}
-			s.tools = append(s.tools, t)
-			s.byName[ts.Name] = t
+	for _, t := range tools {
+		if t.spec.NoHostParam && !fleet {
+			continue // fleet-only
 		}
+		s.tools = append(s.tools, t)
+		s.byName[t.spec.Name] = t
 	}
 	for _, t := range s.tools {
 		if !s.visible(t) {
@@ -235,8 +204,8 @@ func (s *Server) visible(t *tool) bool { return t.tier <= s.opts.Settings.Safety
 func (s *Server) sdkTool(t *tool, fleet bool) *sdk.Tool {
 	ts := t.spec
 	ann := ts.Annotations
-	in := ts.inputSchema(fleet, t.fanout)
-	for name, def := range s.defaults(t) {
+	in := ts.inputSchema(fleet, t.fanout())
+	for name, def := range t.defaults(s.opts.Settings) {
 		if props, ok := in.Get("properties"); ok {
 			if p, ok := props.(*OMap).Get(name); ok {
 				p.(*OMap).Set("default", def)
@@ -342,10 +311,4 @@ func decodeArgs(raw json.RawMessage) (map[string]any, error) {
 		m = map[string]any{}
 	}
 	return m, nil
-}
-
-func notImplemented(name string) handlerFunc {
-	return func(ctx context.Context, c *Call) (any, error) {
-		return nil, fmt.Errorf("%s is not implemented", name)
-	}
 }

@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// spawnEnv prepares the -e arguments of the four spawn tools: the
+// spawnEnv prepares the NAME=VALUE environment of the four spawn tools: the
 // caller's environment (object or JSON text),
 // plus the history controls when suppress_persistent_history is set.
 func (c *Call) spawnEnv() ([]string, error) {
@@ -58,7 +58,7 @@ func (c *Call) spawnEnv() ([]string, error) {
 	sort.Strings(keys)
 	args := make([]string, 0, len(keys))
 	for _, k := range keys {
-		args = append(args, "-e"+k+"="+vals[k])
+		args = append(args, k+"="+vals[k])
 	}
 	return args, nil
 }

@@ -15,6 +15,12 @@ import (
 //go:embed surface.json
 var surfaceJSON []byte
 
+// fleetSurfaceJSON adds what exists only in fleet mode: the list_hosts
+// tool and its result model.
+//
+//go:embed surface_fleet.json
+var fleetSurfaceJSON []byte
+
 type paramSpec struct {
 	Name        string          `json:"name"`
 	Type        json.RawMessage `json:"type"`
@@ -53,7 +59,7 @@ type toolSpec struct {
 	ResponseLimited   bool            `json:"response_limited"`
 	BatchMaxTier      string          `json:"batch_max_tier"`
 	InputSchemaRaw    json.RawMessage `json:"input_schema_without_descriptions"`
-	NoHostParam       bool            `json:"-"` // fleet-only tools that are not per host
+	NoHostParam       bool            `json:"no_host_param"` // fleet-only tools that are not per host
 }
 
 type modelField struct {
@@ -85,10 +91,11 @@ type promptSpec struct {
 }
 
 type surface struct {
-	Tools     []*toolSpec             `json:"tools"`
-	Models    map[string][]modelField `json:"models"`
-	Resources []resourceSpec          `json:"resources"`
-	Prompts   []promptSpec            `json:"prompts"`
+	Tools      []*toolSpec             `json:"tools"`
+	FleetTools []*toolSpec             `json:"-"` // from surface_fleet.json
+	Models     map[string][]modelField `json:"models"`
+	Resources  []resourceSpec          `json:"resources"`
+	Prompts    []promptSpec            `json:"prompts"`
 }
 
 var spec = mustLoadSurface()
@@ -97,6 +104,14 @@ func mustLoadSurface() *surface {
 	var s surface
 	if err := json.Unmarshal(surfaceJSON, &s); err != nil {
 		panic(fmt.Sprintf("mcp: embedded surface.json: %v", err))
+	}
+	var f surface
+	if err := json.Unmarshal(fleetSurfaceJSON, &f); err != nil {
+		panic(fmt.Sprintf("mcp: embedded surface_fleet.json: %v", err))
+	}
+	s.FleetTools = f.Tools
+	for name, m := range f.Models {
+		s.Models[name] = m
 	}
 	return &s
 }

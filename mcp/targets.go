@@ -29,19 +29,6 @@ func (c *Call) resolvePane(ctx context.Context, srv *tmux.Server) (tmux.Attrs, e
 	})
 }
 
-// tmuxAndPane is the common prologue of pane tools.
-func (c *Call) tmuxAndPane(ctx context.Context) (*tmux.Server, tmux.Attrs, error) {
-	srv, err := c.Tmux(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	p, err := c.resolvePane(ctx, srv)
-	if err != nil {
-		return nil, nil, err
-	}
-	return srv, p, nil
-}
-
 // paneInfoByID re-reads a pane the way libtmux refreshes one
 // (list-panes -t <id>, so a pane of a linked window is not ambiguous) and
 // serialises it.

@@ -13,12 +13,6 @@ import (
 // Generic batch wrappers: nested tool calls run one
 // after another through the full pipeline, each producing one row.
 
-func init() {
-	register("call_readonly_tools_batch", batchHandler(TierReadonly))
-	register("call_mutating_tools_batch", batchHandler(TierMutating))
-	register("call_destructive_tools_batch", batchHandler(TierDestructive))
-}
-
 // maxBatchOperations caps the operations of one batch call.
 const maxBatchOperations = 1000
 

@@ -17,13 +17,6 @@ import (
 // Agent-owned paste buffers and the shutdown
 // sweep that removes the ones left behind (§1.3).
 
-func init() {
-	register("load_buffer", loadBuffer)
-	register("paste_buffer", pasteBuffer)
-	register("show_buffer", showBuffer)
-	register("delete_buffer", deleteBuffer)
-}
-
 const mcpBufferPrefix = "libtmux_mcp_"
 
 var (
@@ -67,18 +60,10 @@ func checkBufferName(name string) error {
 // bufferCmd runs one buffer subcommand bounded by bufferTimeout and maps
 // expiry and non-zero exits to the anchor's messages. fail renders the
 // failure text from tmux's stderr (or Python's CalledProcessError text).
-func bufferCmd(ctx context.Context, srv *tmux.Server, stdin []byte, timeoutMsg string, fail func(detail string) string, args ...string) (*tmux.Output, error) {
+func bufferCmd(ctx context.Context, srv *tmux.Server, stdin []byte, timeoutMsg string, fail func(detail string) string, cmd tmux.Cmd) (*tmux.Output, error) {
 	bctx, cancel := context.WithTimeout(ctx, bufferTimeout)
 	defer cancel()
-	var (
-		out *tmux.Output
-		err error
-	)
-	if stdin != nil {
-		out, err = srv.RunInput(bctx, stdin, args...)
-	} else {
-		out, err = srv.Run(bctx, args...)
-	}
+	out, err := srv.ExecInput(bctx, stdin, cmd)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -91,7 +76,7 @@ func bufferCmd(ctx context.Context, srv *tmux.Server, stdin []byte, timeoutMsg s
 	if out.ExitCode != 0 {
 		detail := decodedStderr(out)
 		if detail == "" {
-			detail = calledProcessError(srv, out, args...)
+			detail = calledProcessError(srv, out, cmd)
 		}
 		return nil, expectedf("%s", fail(detail))
 	}
@@ -99,10 +84,7 @@ func bufferCmd(ctx context.Context, srv *tmux.Server, stdin []byte, timeoutMsg s
 }
 
 func loadBuffer(ctx context.Context, c *Call) (any, error) {
-	srv, err := c.Tmux(ctx)
-	if err != nil {
-		return nil, err
-	}
+	srv := c.srv
 	c.s.noteServer(srv)
 	logical := c.Str("logical_name")
 	name, err := newBufferName(logical)
@@ -115,7 +97,7 @@ func loadBuffer(ctx context.Context, c *Call) (any, error) {
 	_, err = bufferCmd(ctx, srv, content,
 		"load-buffer timeout after 5s for "+pyRepr(name),
 		func(d string) string { return "load-buffer failed: " + d },
-		"load-buffer", "-b", name, "-")
+		tmux.LoadBuffer(name))
 	if err != nil {
 		return nil, err
 	}
@@ -123,10 +105,7 @@ func loadBuffer(ctx context.Context, c *Call) (any, error) {
 }
 
 func pasteBuffer(ctx context.Context, c *Call) (any, error) {
-	srv, err := c.Tmux(ctx)
-	if err != nil {
-		return nil, err
-	}
+	srv := c.srv
 	name := c.StrOr("buffer_name", "")
 	if err := checkBufferName(name); err != nil {
 		return nil, err
@@ -136,21 +115,14 @@ func pasteBuffer(ctx context.Context, c *Call) (any, error) {
 		return nil, err
 	}
 	id := p["pane_id"]
-	args := []string{"paste-buffer", "-t", id}
-	if c.Bool("bracket") {
-		args = append(args, "-p")
-	}
-	if _, err := srv.Cmd(ctx, append(args, "-b", name)...); err != nil {
+	if _, err := srv.Do(ctx, tmux.PasteBuffer(id, name, false, c.Bool("bracket"))); err != nil {
 		return nil, err
 	}
 	return "Buffer " + pyRepr(name) + " pasted to pane " + id, nil
 }
 
 func showBuffer(ctx context.Context, c *Call) (any, error) {
-	srv, err := c.Tmux(ctx)
-	if err != nil {
-		return nil, err
-	}
+	srv := c.srv
 	name := c.StrOr("buffer_name", "")
 	if err := checkBufferName(name); err != nil {
 		return nil, err
@@ -158,7 +130,7 @@ func showBuffer(ctx context.Context, c *Call) (any, error) {
 	out, err := bufferCmd(ctx, srv, nil,
 		"show-buffer timeout after 5s for "+pyRepr(name),
 		func(d string) string { return "show-buffer failed for " + pyRepr(name) + ": " + d },
-		"show-buffer", "-b", name)
+		tmux.ShowBuffer(name))
 	if err != nil {
 		return nil, err
 	}
@@ -172,18 +144,15 @@ func showBuffer(ctx context.Context, c *Call) (any, error) {
 }
 
 func deleteBuffer(ctx context.Context, c *Call) (any, error) {
-	srv, err := c.Tmux(ctx)
-	if err != nil {
-		return nil, err
-	}
+	srv := c.srv
 	name := c.StrOr("buffer_name", "")
 	if err := checkBufferName(name); err != nil {
 		return nil, err
 	}
-	_, err = bufferCmd(ctx, srv, nil,
+	_, err := bufferCmd(ctx, srv, nil,
 		"delete-buffer timeout after 5s for "+pyRepr(name),
 		func(d string) string { return "delete-buffer failed for " + pyRepr(name) + ": " + d },
-		"delete-buffer", "-b", name)
+		tmux.DeleteBuffer(name))
 	if err != nil {
 		return nil, err
 	}
@@ -282,7 +251,7 @@ func (s *Server) sweepBuffers(ctx context.Context) {
 
 func (s *Server) sweepServer(ctx context.Context, srv *tmux.Server) {
 	lctx, cancel := context.WithTimeout(ctx, bufferTimeout)
-	out, err := srv.Run(lctx, "list-buffers", "-F", "#{buffer_name}")
+	out, err := srv.Exec(lctx, tmux.ListBufferNames())
 	cancel()
 	if err != nil || out.ExitCode != 0 {
 		s.log.Debug("buffer sweep: list-buffers failed", "socket", srv.SocketName, "path", srv.SocketPath, "error", err)
@@ -293,7 +262,7 @@ func (s *Server) sweepServer(ctx context.Context, srv *tmux.Server) {
 			continue
 		}
 		dctx, cancel := context.WithTimeout(ctx, bufferTimeout)
-		if _, err := srv.Run(dctx, "delete-buffer", "-b", name); err != nil {
+		if _, err := srv.Exec(dctx, tmux.DeleteBuffer(name)); err != nil {
 			s.log.Debug("buffer sweep: delete-buffer failed", "buffer", name, "error", err)
 		}
 		cancel()

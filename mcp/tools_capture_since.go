@@ -18,10 +18,6 @@ import (
 	"github.com/fleetmux/fleetmux/tmux"
 )
 
-func init() {
-	register("capture_since", captureSince)
-}
-
 const (
 	captureSinceCursorPrefix = "capture-since-v1:"
 	captureSinceAttempts     = 3
@@ -50,22 +46,29 @@ type paneRead struct {
 
 // captureSince returns the rows written since a cursor (or the visible
 // screen and a first cursor).
-func captureSince(ctx context.Context, c *Call) (any, error) {
+func checkCaptureSince(c *Call) error {
 	maxLines, maxBytes := c.Int("max_lines"), c.Int("max_bytes")
 	if maxLines != nil && *maxLines <= 0 {
-		return nil, expectedf("max_lines must be positive or None (received %d)", *maxLines)
+		return expectedf("max_lines must be positive or None (received %d)", *maxLines)
 	}
 	if maxBytes != nil && *maxBytes <= 0 {
-		return nil, expectedf("max_bytes must be positive or None (received %d)", *maxBytes)
+		return expectedf("max_bytes must be positive or None (received %d)", *maxBytes)
 	}
-	var cur *sinceCursor
+	_, err := sinceCursorArg(c)
+	return err
+}
+
+// sinceCursorArg decodes the cursor argument (nil when absent).
+func sinceCursorArg(c *Call) (*sinceCursor, error) {
 	if s := c.Str("cursor"); s != nil {
-		d, err := decodeSinceCursor(*s)
-		if err != nil {
-			return nil, err
-		}
-		cur = d
+		return decodeSinceCursor(*s)
 	}
+	return nil, nil
+}
+
+func captureSince(ctx context.Context, c *Call) (any, error) {
+	maxLines, maxBytes := c.Int("max_lines"), c.Int("max_bytes")
+	cur, _ := sinceCursorArg(c) // checked by checkCaptureSince
 	target := tmux.PaneTarget{
 		PaneID: c.Str("pane_id"), SessionName: c.Str("session_name"),
 		SessionID: c.Str("session_id"), WindowID: c.Str("window_id"),
@@ -74,10 +77,7 @@ func captureSince(ctx context.Context, c *Call) (any, error) {
 		id := cur.PaneID
 		target.PaneID = &id
 	}
-	srv, err := c.Tmux(ctx)
-	if err != nil {
-		return nil, err
-	}
+	srv := c.srv
 	pane, err := srv.ResolvePane(ctx, target)
 	if err != nil {
 		return nil, err
@@ -165,7 +165,7 @@ func pyValueError(err error) error {
 
 // capture returns rows of the pane (start "" = visible screen).
 func (r *paneReader) capture(ctx context.Context, start string) ([]string, error) {
-	out, err := r.srv.Run(ctx, tmux.CaptureArgs(r.paneID, start, "", false)...)
+	out, err := r.srv.Exec(ctx, tmux.Capture{Target: r.paneID, Start: start}.Cmd())
 	if err != nil {
 		return nil, err
 	}

@@ -12,11 +12,6 @@ import (
 
 // tmux wait-for channels.
 
-func init() {
-	register("wait_for_channel", waitForChannel)
-	register("signal_channel", signalChannel)
-}
-
 // channelNameRE is constants.CHANNEL_NAME_RE.
 var channelNameRE = regexp.MustCompile(`^[A-Za-z0-9_.:-]{1,128}$`)
 
@@ -45,16 +40,13 @@ func decodedStderr(out *tmux.Output) string {
 
 // calledProcessError renders Python's CalledProcessError text for a
 // direct tmux invocation that exited non-zero without stderr.
-func calledProcessError(srv *tmux.Server, out *tmux.Output, args ...string) string {
-	argv := append(srv.Prefix(), args...)
+func calledProcessError(srv *tmux.Server, out *tmux.Output, cmd tmux.Cmd) string {
+	argv := srv.PlainArgv(cmd)
 	return fmt.Sprintf("Command '%s' returned non-zero exit status %d.", pyList(argv), out.ExitCode)
 }
 
 func waitForChannel(ctx context.Context, c *Call) (any, error) {
-	srv, err := c.Tmux(ctx)
-	if err != nil {
-		return nil, err
-	}
+	srv := c.srv
 	name := c.StrOr("channel", "")
 	if err := checkChannel(name); err != nil {
 		return nil, err
@@ -66,7 +58,7 @@ func waitForChannel(ctx context.Context, c *Call) (any, error) {
 	eff := math.Min(timeout, waitCeiling(c))
 	wctx, cancel := context.WithTimeout(ctx, time.Duration(eff*float64(time.Second)))
 	defer cancel()
-	out, err := srv.Run(wctx, "wait-for", name)
+	out, err := srv.Exec(wctx, tmux.WaitFor(name))
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -101,7 +93,7 @@ func waitForChannel(ctx context.Context, c *Call) (any, error) {
 func channelServerAlive(ctx context.Context, srv *tmux.Server) (bool, error) {
 	lctx, cancel := context.WithTimeout(ctx, channelLivenessTimeout)
 	defer cancel()
-	out, err := srv.Run(lctx, "list-sessions")
+	out, err := srv.Exec(lctx, tmux.ListSessionsPlain())
 	if ctx.Err() != nil {
 		return false, ctx.Err()
 	}
@@ -109,18 +101,15 @@ func channelServerAlive(ctx context.Context, srv *tmux.Server) (bool, error) {
 }
 
 func signalChannel(ctx context.Context, c *Call) (any, error) {
-	srv, err := c.Tmux(ctx)
-	if err != nil {
-		return nil, err
-	}
+	srv := c.srv
 	name := c.StrOr("channel", "")
 	if err := checkChannel(name); err != nil {
 		return nil, err
 	}
-	args := []string{"wait-for", "-S", name}
+	signal := tmux.Signal(name)
 	sctx, cancel := context.WithTimeout(ctx, channelSignalTimeout)
 	defer cancel()
-	out, err := srv.Run(sctx, args...)
+	out, err := srv.Exec(sctx, signal)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -133,7 +122,7 @@ func signalChannel(ctx context.Context, c *Call) (any, error) {
 	if out.ExitCode != 0 {
 		detail := decodedStderr(out)
 		if detail == "" {
-			detail = calledProcessError(srv, out, args...)
+			detail = calledProcessError(srv, out, signal)
 		}
 		return nil, expectedf("signal-channel failed for channel %s: %s", pyRepr(name), detail)
 	}

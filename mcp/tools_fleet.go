@@ -2,7 +2,6 @@ package mcp
 
 import (
 	"context"
-	"encoding/json"
 )
 
 // HostStatus is what list_hosts reports for one host.
@@ -24,39 +23,6 @@ type HostStatus struct {
 // hosts (persisted state included).
 type HostLister interface {
 	HostStatuses(ctx context.Context, serverTier Tier) []HostStatus
-}
-
-func init() {
-	spec.Models["HostStatus"] = []modelField{
-		{Field: "host", Type: "string", Required: true},
-		{Field: "hostname", Type: "string", Nullable: true},
-		{Field: "port", Type: "integer", Nullable: true},
-		{Field: "user", Type: "string", Nullable: true},
-		{Field: "safety", Type: "string", Required: true},
-		{Field: "state", Type: "string", Required: true},
-		{Field: "tmux_version", Type: "string", Nullable: true},
-		{Field: "last_error", Type: "string", Nullable: true},
-		{Field: "last_error_at", Type: "string", Nullable: true},
-		{Field: "last_connect", Type: "string", Nullable: true},
-		{Field: "rtt_ms", Type: "number", Nullable: true},
-	}
-	register("list_hosts", listHosts)
-}
-
-// fleetOnlyTools are the tools that exist only in fleet mode.
-func fleetOnlyTools() []*toolSpec {
-	return []*toolSpec{{
-		Name:           "list_hosts",
-		Title:          "List Fleet Hosts",
-		Tier:           "readonly",
-		Tags:           []string{"readonly"},
-		Annotations:    map[string]bool{"readOnlyHint": true, "destructiveHint": false, "idempotentHint": true, "openWorldHint": false},
-		Preset:         "ANNOTATIONS_RO",
-		Returns:        "array<HostStatus>",
-		Wrapped:        true,
-		NoHostParam:    true,
-		InputSchemaRaw: json.RawMessage(`{"additionalProperties": false, "properties": {}, "type": "object"}`),
-	}}
 }
 
 func listHosts(ctx context.Context, c *Call) (any, error) {

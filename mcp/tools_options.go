@@ -17,22 +17,6 @@ import (
 // show-options / show-hooks output, since that is what the reference
 // returns.
 
-func init() {
-	register("show_option", showOption)
-	register("set_option", setOption)
-	register("show_environment", showEnvironment)
-	register("set_environment", setEnvironment)
-	register("show_hooks", showHooks)
-	register("show_hook", showHook)
-}
-
-// Scope flags of show-options/set-option and of show-hooks. The session
-// scope has no flag.
-var (
-	optionScopeFlags = map[string]string{"server": "-s", "session": "", "window": "-w", "pane": "-p"}
-	hookScopeFlags   = map[string]string{"server": "-g", "session": "", "window": "-w", "pane": "-p"}
-)
-
 // scopedTarget is a resolved scope/target pair: the -t id (empty for the
 // server object) and the validated scope (empty when none was given).
 type scopedTarget struct {
@@ -47,7 +31,7 @@ func (c *Call) resolveScopedTarget(ctx context.Context, srv *tmux.Server) (scope
 	var st scopedTarget
 	scope := c.Str("scope")
 	if scope != nil {
-		if _, ok := optionScopeFlags[*scope]; !ok {
+		if !tmux.ValidScope(*scope) {
 			return st, expectedf("Invalid scope: %s. Valid: pane, server, session, window", pyRepr(*scope))
 		}
 		st.scope = *scope
@@ -75,29 +59,35 @@ func (c *Call) resolveScopedTarget(ctx context.Context, srv *tmux.Server) (scope
 	return st, err
 }
 
-// optionArgs builds "<sub> [-t id] [-g] [scope flag]".
-func (c *Call) optionArgs(sub string, st scopedTarget) []string {
-	args := []string{sub}
-	if st.id != "" {
-		args = append(args, "-t", st.id)
+// optionTarget is where the option and hook commands of the call look.
+func (c *Call) optionTarget(st scopedTarget) tmux.OptionTarget {
+	return tmux.OptionTarget{ID: st.id, Global: c.Bool("global_"), Scope: tmux.Scope(st.scope)}
+}
+
+// checkOptionName refuses option names tmux would expand as formats.
+func checkOptionName(c *Call) error {
+	if err := tmux.CheckName("option", c.StrOr("option", "")); err != nil {
+		return expectedf("%v", err)
 	}
-	if c.Bool("global_") {
-		args = append(args, "-g")
+	return nil
+}
+
+// checkHookName refuses hook names tmux would expand as formats.
+func checkHookName(c *Call) error {
+	if err := tmux.CheckName("hook", c.StrOr("hook_name", "")); err != nil {
+		return expectedf("%v", err)
 	}
-	if f := optionScopeFlags[st.scope]; f != "" {
-		args = append(args, f)
-	}
-	return args
+	return nil
 }
 
 // optionError turns the first stderr line of an option/hook command into
 // the tmux error libtmux raises (no subcommand prefix), or nil.
-func optionError(srv *tmux.Server, out *tmux.Output, args []string) error {
+func optionError(srv *tmux.Server, out *tmux.Output, cmd tmux.Cmd) error {
 	lines := nonEmptyLines(out.ErrLines())
 	if len(lines) == 0 {
 		return nil
 	}
-	return &tmux.CommandError{Stderr: lines[:1], Argv: srv.Argv(args...)}
+	return &tmux.CommandError{Stderr: lines[:1], Argv: srv.CmdArgv(cmd)}
 }
 
 // nonEmptyLines drops empty lines, as libtmux does with stderr.
@@ -112,50 +102,36 @@ func nonEmptyLines(lines []string) []string {
 }
 
 func showOption(ctx context.Context, c *Call) (any, error) {
-	// tmux expands option and hook names as formats.
-	if err := tmux.CheckName("option", c.StrOr("option", "")); err != nil {
-		return nil, expectedf("%v", err)
-	}
-	srv, err := c.Tmux(ctx)
-	if err != nil {
-		return nil, err
-	}
+	srv := c.srv
 	st, err := c.resolveScopedTarget(ctx, srv)
 	if err != nil {
 		return nil, err
 	}
 	option := c.StrOr("option", "")
-	args := append(c.optionArgs("show-options", st), option)
-	out, err := srv.Run(ctx, args...)
+	cmd := tmux.ShowOptions(c.optionTarget(st), option)
+	out, err := srv.Exec(ctx, cmd)
 	if err != nil {
 		return nil, err
 	}
-	if err := optionError(srv, out, args); err != nil {
+	if err := optionError(srv, out, cmd); err != nil {
 		return nil, err
 	}
 	return OptionResult{Option: option, Value: optionValue(option, out.Lines())}, nil
 }
 
 func setOption(ctx context.Context, c *Call) (any, error) {
-	// tmux expands option and hook names as formats.
-	if err := tmux.CheckName("option", c.StrOr("option", "")); err != nil {
-		return nil, expectedf("%v", err)
-	}
-	srv, err := c.Tmux(ctx)
-	if err != nil {
-		return nil, err
-	}
+	srv := c.srv
 	st, err := c.resolveScopedTarget(ctx, srv)
 	if err != nil {
 		return nil, err
 	}
 	option, value := c.StrOr("option", ""), c.StrOr("value", "")
-	args := append(c.optionArgs("set-option", st), option, value)
-	out, err := srv.Run(ctx, args...)
+	cmd := tmux.SetOption(c.optionTarget(st), option, value)
+	out, err := srv.Exec(ctx, cmd)
 	if err != nil {
 		return nil, err
 	}
-	if err := optionError(srv, out, args); err != nil {
+	if err := optionError(srv, out, cmd); err != nil {
 		return nil, err
 	}
 	return OptionSetResult{Option: option, Value: value, Status: "set"}, nil
@@ -511,19 +487,16 @@ func pyShlexSplit(s string) ([]string, error) {
 // ---- environment ----
 
 func showEnvironment(ctx context.Context, c *Call) (any, error) {
-	srv, err := c.Tmux(ctx)
-	if err != nil {
-		return nil, err
-	}
-	args := []string{"show-environment", "-g"}
+	srv := c.srv
+	session := ""
 	if c.Str("session_name") != nil || c.Str("session_id") != nil {
 		sess, err := c.resolveSession(ctx, srv)
 		if err != nil {
 			return nil, err
 		}
-		args = []string{"show-environment", "-t", sess["session_id"]}
+		session = sess["session_id"]
 	}
-	out, err := srv.Run(ctx, args...)
+	out, err := srv.Exec(ctx, tmux.ShowEnvironment(session))
 	if err != nil {
 		return nil, err
 	}
@@ -540,20 +513,17 @@ func showEnvironment(ctx context.Context, c *Call) (any, error) {
 }
 
 func setEnvironment(ctx context.Context, c *Call) (any, error) {
-	srv, err := c.Tmux(ctx)
-	if err != nil {
-		return nil, err
-	}
+	srv := c.srv
 	name, value := c.StrOr("name", ""), c.StrOr("value", "")
-	args := []string{"set-environment", "-g", name, value}
+	session := ""
 	if c.Str("session_name") != nil || c.Str("session_id") != nil {
 		sess, err := c.resolveSession(ctx, srv)
 		if err != nil {
 			return nil, err
 		}
-		args = []string{"set-environment", "-t", sess["session_id"], name, value}
+		session = sess["session_id"]
 	}
-	out, err := srv.Run(ctx, args...)
+	out, err := srv.Exec(ctx, tmux.SetEnvironment(session, name, value))
 	if err != nil {
 		return nil, err
 	}
@@ -566,24 +536,6 @@ func setEnvironment(ctx context.Context, c *Call) (any, error) {
 }
 
 // ---- hooks ----
-
-// hookArgs builds "show-hooks [-t id] [-g] [scope flag]". With a target
-// the object's own -t decides the scope; with only a scope its flag is
-// passed, and for the session scope that flag is an empty argument (as
-// libtmux builds it).
-func (c *Call) hookArgs(st scopedTarget) []string {
-	args := []string{"show-hooks"}
-	if st.id != "" {
-		args = append(args, "-t", st.id)
-	}
-	if c.Bool("global_") {
-		args = append(args, "-g")
-	}
-	if st.id == "" && st.scope != "" {
-		args = append(args, hookScopeFlags[st.scope])
-	}
-	return args
-}
 
 // hookLines reads "NAME[INDEX] COMMAND" lines into name → command,
 // keeping first-seen order; lines without a command are skipped.
@@ -624,17 +576,14 @@ func splitHookKey(key string) (string, *int) {
 }
 
 func showHooks(ctx context.Context, c *Call) (any, error) {
-	srv, err := c.Tmux(ctx)
-	if err != nil {
-		return nil, err
-	}
+	srv := c.srv
 	st, err := c.resolveScopedTarget(ctx, srv)
 	if err != nil {
 		return nil, err
 	}
 	hooks := map[string]string{}
 	var order []string
-	out, err := srv.Run(ctx, c.hookArgs(st)...)
+	out, err := srv.Exec(ctx, tmux.ShowHooks(c.optionTarget(st)))
 	if err != nil {
 		return nil, err
 	}
@@ -643,7 +592,7 @@ func showHooks(ctx context.Context, c *Call) (any, error) {
 		// tmux keeps -g pane/window hooks in the global window tree.
 		more := map[string]string{}
 		var moreOrder []string
-		out, err := srv.Run(ctx, "show-hooks", "-g", "-w")
+		out, err := srv.Exec(ctx, tmux.ShowGlobalWindowHooks())
 		if err != nil {
 			return nil, err
 		}
@@ -673,25 +622,18 @@ func hookAttr(name string) string {
 }
 
 func showHook(ctx context.Context, c *Call) (any, error) {
-	// tmux expands option and hook names as formats.
-	if err := tmux.CheckName("hook", c.StrOr("hook_name", "")); err != nil {
-		return nil, expectedf("%v", err)
-	}
-	srv, err := c.Tmux(ctx)
-	if err != nil {
-		return nil, err
-	}
+	srv := c.srv
 	st, err := c.resolveScopedTarget(ctx, srv)
 	if err != nil {
 		return nil, err
 	}
 	hook := c.StrOr("hook_name", "")
-	args := append(c.hookArgs(st), hook)
-	out, err := srv.Run(ctx, args...)
+	cmd := tmux.ShowHook(c.optionTarget(st), hook)
+	out, err := srv.Exec(ctx, cmd)
 	if err != nil {
 		return nil, err
 	}
-	if err := optionError(srv, out, args); err != nil {
+	if err := optionError(srv, out, cmd); err != nil {
 		// tmux answers an unset hook this way; every other error (an
 		// unknown hook name, a wrong scope) is the caller's to fix.
 		if strings.Contains(err.Error(), "too many arguments") {

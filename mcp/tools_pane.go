@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -19,20 +18,6 @@ import (
 // snapshot_pane, display_message, get_pane_info) and lifecycle
 // (kill_pane, respawn_pane, set_pane_title, clear_pane, pipe_pane).
 // Layout, selection and copy-mode tools live in tools_pane_layout.go.
-
-func init() {
-	register("send_keys", toolSendKeys)
-	register("paste_text", toolPasteText)
-	register("capture_pane", toolCapturePane)
-	register("snapshot_pane", toolSnapshotPane)
-	register("display_message", toolDisplayMessage)
-	register("get_pane_info", toolGetPaneInfo)
-	register("kill_pane", toolKillPane)
-	register("respawn_pane", toolRespawnPane)
-	register("set_pane_title", toolSetPaneTitle)
-	register("clear_pane", toolClearPane)
-	register("pipe_pane", toolPipePane)
-}
 
 // pasteLoadTimeout bounds the load-buffer child of paste_text, as the
 // anchor's 5 s subprocess timeout does (a variable so tests can shorten it).
@@ -107,21 +92,14 @@ func toolSendKeys(ctx context.Context, c *Call) (any, error) {
 	if c.Bool("suppress_history") {
 		text = " " + text
 	}
+	srv := c.srv
 	if id, ok := c.directPaneID(); ok {
 		// One tmux invocation: the keys, then Enter as a second command.
-		srv, err := c.Tmux(ctx)
-		if err != nil {
-			return nil, err
-		}
-		args := []string{"send-keys", "-t", id}
-		if c.Bool("literal") {
-			args = append(args, "-l")
-		}
-		args = append(args, tmux.Literal(text))
+		cmds := []tmux.Cmd{tmux.SendKeys(id, c.Bool("literal"), text)}
 		if c.Bool("enter") {
-			args = append(args, ";", "send-keys", "-t", id, "Enter")
+			cmds = append(cmds, tmux.SendEnter(id))
 		}
-		out, err := srv.Run(ctx, args...)
+		out, err := srv.Exec(ctx, cmds...)
 		if err != nil {
 			return nil, err
 		}
@@ -130,21 +108,17 @@ func toolSendKeys(ctx context.Context, c *Call) (any, error) {
 		}
 		return "Keys sent to pane " + id, nil
 	}
-	srv, p, err := c.tmuxAndPane(ctx)
+	p, err := c.resolvePane(ctx, srv)
 	if err != nil {
 		return nil, err
 	}
 	id := p["pane_id"]
-	args := []string{"send-keys", "-t", id}
-	if c.Bool("literal") {
-		args = append(args, "-l")
-	}
-	// tmux's verdict is not checked, as in the anchor (§9.10).
-	if _, err := srv.Run(ctx, append(args, tmux.Literal(text))...); err != nil {
+	// tmux's verdict is not checked, as in the anchor.
+	if _, err := srv.Exec(ctx, tmux.SendKeys(id, c.Bool("literal"), text)); err != nil {
 		return nil, err
 	}
 	if c.Bool("enter") {
-		if _, err := srv.Run(ctx, "send-keys", "-t", id, "Enter"); err != nil {
+		if _, err := srv.Exec(ctx, tmux.SendEnter(id)); err != nil {
 			return nil, err
 		}
 	}
@@ -163,11 +137,7 @@ func pasteBufferName() (string, error) {
 }
 
 func toolPasteText(ctx context.Context, c *Call) (any, error) {
-	srv, p, err := c.tmuxAndPane(ctx)
-	if err != nil {
-		return nil, err
-	}
-	id := p["pane_id"]
+	srv, id := c.srv, c.pane["pane_id"]
 	name, err := pasteBufferName()
 	if err != nil {
 		return nil, unexpected("RuntimeError", err)
@@ -176,16 +146,12 @@ func toolPasteText(ctx context.Context, c *Call) (any, error) {
 	defer func() {
 		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), pasteLoadTimeout)
 		defer cancel()
-		_, _ = srv.Run(dctx, "delete-buffer", "-b", name)
+		_, _ = srv.Exec(dctx, tmux.DeleteBuffer(name))
 	}()
 	if err := pasteLoadBuffer(ctx, srv, name, []byte(c.StrOr("text", ""))); err != nil {
 		return nil, err
 	}
-	args := []string{"paste-buffer", "-t", id, "-d"}
-	if c.Bool("bracket") {
-		args = append(args, "-p")
-	}
-	if _, err := srv.Cmd(ctx, append(args, "-b", name)...); err != nil {
+	if _, err := srv.Do(ctx, tmux.PasteBuffer(id, name, true, c.Bool("bracket"))); err != nil {
 		return nil, err
 	}
 	return "Text pasted to pane " + id, nil
@@ -199,8 +165,8 @@ func pasteLoadBuffer(ctx context.Context, srv *tmux.Server, name string, data []
 	}
 	lctx, cancel := context.WithTimeout(ctx, pasteLoadTimeout)
 	defer cancel()
-	args := []string{"load-buffer", "-b", name, "-"}
-	out, err := srv.RunInput(lctx, data, args...)
+	load := tmux.LoadBuffer(name)
+	out, err := srv.ExecInput(lctx, data, load)
 	if err != nil {
 		if ctx.Err() == nil && errors.Is(lctx.Err(), context.DeadlineExceeded) {
 			return expectedf("load-buffer timeout after 5s for %s", pyRepr(name))
@@ -213,7 +179,7 @@ func pasteLoadBuffer(ctx context.Context, srv *tmux.Server, name string, data []
 	if out.ExitCode != 0 {
 		detail := strings.TrimSpace(strings.ToValidUTF8(string(out.Stderr), "\uFFFD"))
 		if detail == "" {
-			detail = fmt.Sprintf("Command %s returned non-zero exit status %d.", panePyList(srv.Argv(args...)), out.ExitCode)
+			detail = fmt.Sprintf("Command %s returned non-zero exit status %d.", panePyList(srv.CmdArgv(load)), out.ExitCode)
 		}
 		return expectedf("load-buffer failed: %s", detail)
 	}
@@ -230,31 +196,16 @@ func panePyList(items []string) string {
 }
 
 func toolCapturePane(ctx context.Context, c *Call) (any, error) {
-	var (
-		srv    *tmux.Server
-		target string
-		err    error
-	)
-	if id, ok := c.directPaneID(); ok {
-		if srv, err = c.Tmux(ctx); err != nil {
-			return nil, err
-		}
-		target = id
-	} else {
-		var p tmux.Attrs
-		if srv, p, err = c.tmuxAndPane(ctx); err != nil {
+	srv := c.srv
+	target, ok := c.directPaneID()
+	if !ok {
+		p, err := c.resolvePane(ctx, srv)
+		if err != nil {
 			return nil, err
 		}
 		target = p["pane_id"]
 	}
-	args := []string{"capture-pane", "-t", target, "-p"}
-	if s := paneIntArg(c, "start"); s != nil {
-		args = append(args, "-S", strconv.Itoa(*s))
-	}
-	if e := paneIntArg(c, "end"); e != nil {
-		args = append(args, "-E", strconv.Itoa(*e))
-	}
-	out, err := srv.Run(ctx, args...)
+	out, err := srv.Exec(ctx, tmux.CapturePane(target, paneIntArg(c, "start"), paneIntArg(c, "end")))
 	if err != nil {
 		return nil, err
 	}
@@ -270,11 +221,7 @@ func toolCapturePane(ctx context.Context, c *Call) (any, error) {
 }
 
 func toolSnapshotPane(ctx context.Context, c *Call) (any, error) {
-	srv, p, err := c.tmuxAndPane(ctx)
-	if err != nil {
-		return nil, err
-	}
-	id := p["pane_id"]
+	srv, id := c.srv, c.pane["pane_id"]
 	vars := make([]string, len(snapshotFormatVars))
 	for i, v := range snapshotFormatVars {
 		vars[i] = "#{" + v + "}"
@@ -296,7 +243,7 @@ func toolSnapshotPane(ctx context.Context, c *Call) (any, error) {
 			f[v] = ""
 		}
 	}
-	out, err := srv.Run(ctx, "capture-pane", "-t", id, "-p")
+	out, err := srv.Exec(ctx, tmux.CapturePane(id, nil, nil))
 	if err != nil {
 		return nil, err
 	}
@@ -340,28 +287,23 @@ func toolSnapshotPane(ctx context.Context, c *Call) (any, error) {
 	}, nil
 }
 
-func toolDisplayMessage(ctx context.Context, c *Call) (any, error) {
+// checkDisplayFormat refuses what display_message must not expand: the
+// anchor's own refusal of "#(" first, word for word (clients may match
+// it), then the allowlist, which also refuses what builds "#(" inside
+// tmux.
+func checkDisplayFormat(c *Call) error {
 	format := c.StrOr("format_string", "")
-	// The anchor's own refusal first, word for word (clients may match
-	// it); then the allowlist, which also refuses what builds "#(" inside
-	// tmux.
 	if strings.Contains(format, "#(") {
-		return nil, expectedf("tmux format jobs (#(...)) are not allowed in display_message")
+		return expectedf("tmux format jobs (#(...)) are not allowed in display_message")
 	}
 	if err := tmux.CheckFormat(format); err != nil {
-		return nil, expectedf("display_message: %v. Allowed: #{variable}, the modifiers b d q n w t =N pN, #{?condition,a,b} and comparisons such as #{==:a,b}", err)
+		return expectedf("display_message: %v. Allowed: #{variable}, the modifiers b d q n w t =N pN, #{?condition,a,b} and comparisons such as #{==:a,b}", err)
 	}
-	srv, p, err := c.tmuxAndPane(ctx)
-	if err != nil {
-		return nil, err
-	}
-	args := []string{"display-message", "-t", p["pane_id"], "-p"}
-	// An empty format is not passed at all, so tmux prints its default
-	// message (§14).
-	if format != "" {
-		args = append(args, format)
-	}
-	out, err := srv.Run(ctx, args...)
+	return nil
+}
+
+func toolDisplayMessage(ctx context.Context, c *Call) (any, error) {
+	out, err := c.srv.Exec(ctx, tmux.DisplayMessage(c.pane["pane_id"], c.StrOr("format_string", "")))
 	if err != nil {
 		return nil, err
 	}
@@ -369,20 +311,13 @@ func toolDisplayMessage(ctx context.Context, c *Call) (any, error) {
 }
 
 func toolGetPaneInfo(ctx context.Context, c *Call) (any, error) {
-	srv, p, err := c.tmuxAndPane(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return c.paneInfo(p, c.newCallerCheck(ctx, srv)), nil
+	return c.paneInfo(c.pane, c.newCallerCheck(ctx, c.srv)), nil
 }
 
 func toolKillPane(ctx context.Context, c *Call) (any, error) {
-	srv, err := c.Tmux(ctx)
-	if err != nil {
-		return nil, err
-	}
+	srv := c.srv
 	want := c.StrOr("pane_id", "")
-	// The guard compares the requested id before any lookup (§6.4).
+	// The guard compares the requested id before any lookup.
 	if c.guardCallerPane(ctx, srv, want) {
 		return nil, refusedf("Refusing to kill the pane running this MCP server. Use a manual tmux command if intended.")
 	}
@@ -391,21 +326,21 @@ func toolKillPane(ctx context.Context, c *Call) (any, error) {
 		return nil, err
 	}
 	id := p["pane_id"]
-	if _, err := srv.Cmd(ctx, "kill-pane", "-t", id); err != nil {
+	if _, err := srv.Do(ctx, tmux.KillPane(id)); err != nil {
 		return nil, err
 	}
 	return "Pane killed: " + id, nil
 }
 
+// checkSpawnEnv checks the environment arguments of the spawn tools.
+func checkSpawnEnv(c *Call) error {
+	_, err := c.spawnEnv()
+	return err
+}
+
 func toolRespawnPane(ctx context.Context, c *Call) (any, error) {
-	env, err := c.spawnEnv()
-	if err != nil {
-		return nil, err
-	}
-	srv, err := c.Tmux(ctx)
-	if err != nil {
-		return nil, err
-	}
+	env, _ := c.spawnEnv() // checked by checkSpawnEnv
+	srv := c.srv
 	p, err := srv.PaneByID(ctx, c.StrOr("pane_id", ""))
 	if err != nil {
 		return nil, err
@@ -414,63 +349,43 @@ func toolRespawnPane(ctx context.Context, c *Call) (any, error) {
 	if c.guardCallerPane(ctx, srv, id) {
 		return nil, refusedf("Refusing to respawn the pane running this MCP server. Use a manual tmux command if intended.")
 	}
-	args := []string{"respawn-pane", "-t", id}
-	if c.Bool("kill") {
-		args = append(args, "-k")
-	}
+	var dir *string
 	if d := c.Str("start_directory"); d != nil {
-		dir := c.expandHome(*d)
-		if dir == "" {
-			dir = "." // what pathlib makes of an empty path
+		expanded := c.expandHome(*d)
+		if expanded == "" {
+			expanded = "." // what pathlib makes of an empty path
 		}
-		args = append(args, "-c"+tmux.EscapeLiteral(dir))
+		dir = &expanded
 	}
-	args = append(args, env...)
-	if sh := c.Str("shell"); sh != nil && *sh != "" {
-		args = append(args, *sh)
-	}
-	if _, err := srv.Cmd(ctx, args...); err != nil {
+	if _, err := srv.Do(ctx, tmux.RespawnPane(id, c.Bool("kill"), dir, env, c.StrOr("shell", ""))); err != nil {
 		return nil, err
 	}
 	return c.paneInfoByID(ctx, srv, id)
 }
 
 func toolSetPaneTitle(ctx context.Context, c *Call) (any, error) {
-	title := c.StrOr("title", "")
-	srv, p, err := c.tmuxAndPane(ctx)
-	if err != nil {
+	id := c.pane["pane_id"]
+	if _, err := c.srv.Do(ctx, tmux.SetPaneTitle(id, c.StrOr("title", ""))); err != nil {
 		return nil, err
 	}
-	id := p["pane_id"]
-	if _, err := srv.Cmd(ctx, "select-pane", "-t", id, "-T", tmux.EscapeLiteral(title)); err != nil {
-		return nil, err
-	}
-	return c.paneInfoByID(ctx, srv, id)
+	return c.paneInfoByID(ctx, c.srv, id)
 }
 
 func toolClearPane(ctx context.Context, c *Call) (any, error) {
-	srv, p, err := c.tmuxAndPane(ctx)
-	if err != nil {
-		return nil, err
-	}
-	id := p["pane_id"]
+	id := c.pane["pane_id"]
 	// One invocation, two commands: nothing can be drawn between the
 	// terminal reset and the scrollback purge. stderr is not checked.
-	if _, err := srv.Run(ctx, "send-keys", "-t", id, "-R", ";", "clear-history", "-t", id); err != nil {
+	if _, err := c.srv.Exec(ctx, tmux.ResetTerminal(id), tmux.ClearHistory(id)); err != nil {
 		return nil, err
 	}
 	return "Pane cleared: " + id, nil
 }
 
 func toolPipePane(ctx context.Context, c *Call) (any, error) {
-	srv, p, err := c.tmuxAndPane(ctx)
-	if err != nil {
-		return nil, err
-	}
-	id := p["pane_id"]
+	srv, id := c.srv, c.pane["pane_id"]
 	path := c.Str("output_path")
 	if path == nil {
-		if _, err := srv.Cmd(ctx, "pipe-pane", "-t", id); err != nil {
+		if _, err := srv.Do(ctx, tmux.PipePane(id, "")); err != nil {
 			return nil, err
 		}
 		return "Piping stopped for pane " + id, nil
@@ -478,7 +393,7 @@ func toolPipePane(ctx context.Context, c *Call) (any, error) {
 	if panePyStrip(*path) == "" {
 		return nil, expectedf("output_path must be a non-empty path, or None to stop piping.")
 	}
-	if _, err := srv.Cmd(ctx, "pipe-pane", "-t", id, tmux.PipeCommand(*path, c.Bool("append"))); err != nil {
+	if _, err := srv.Do(ctx, tmux.PipePane(id, tmux.PipeCommand(*path, c.Bool("append")))); err != nil {
 		return nil, err
 	}
 	return "Piping pane " + id + " to " + *path, nil

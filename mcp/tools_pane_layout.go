@@ -13,70 +13,57 @@ import (
 // Pane layout and state tools: resize, select, swap, corner lookup and
 // copy mode.
 
-func init() {
-	register("resize_pane", toolResizePane)
-	register("select_pane", toolSelectPane)
-	register("swap_pane", toolSwapPane)
-	register("find_pane_by_position", toolFindPaneByPosition)
-	register("enter_copy_mode", toolEnterCopyMode)
-	register("exit_copy_mode", toolExitCopyMode)
+func checkResizePane(c *Call) error {
+	if c.Raw("zoom") != nil && (c.Raw("height") != nil || c.Raw("width") != nil) {
+		return expectedf("Cannot combine zoom with height/width")
+	}
+	return nil
 }
 
 func toolResizePane(ctx context.Context, c *Call) (any, error) {
-	zoom := c.Raw("zoom")
-	if zoom != nil && (c.Raw("height") != nil || c.Raw("width") != nil) {
-		return nil, expectedf("Cannot combine zoom with height/width")
-	}
-	srv, p, err := c.tmuxAndPane(ctx)
-	if err != nil {
-		return nil, err
-	}
+	srv, p := c.srv, c.pane
 	id := p["pane_id"]
-	if zoom != nil {
+	if c.Raw("zoom") != nil {
 		lines, err := srv.Display(ctx, p["window_id"], "#{window_zoomed_flag}")
 		if err != nil {
 			return nil, err
 		}
 		zoomed := len(lines) > 0 && lines[0] == "1"
 		if c.Bool("zoom") != zoomed {
-			if _, err := srv.Cmd(ctx, "resize-pane", "-t", id, "-Z"); err != nil {
+			if _, err := srv.Do(ctx, tmux.ToggleZoom(id)); err != nil {
 				return nil, err
 			}
 		}
 	} else {
-		args := []string{"resize-pane", "-t", id}
-		if h := paneIntArg(c, "height"); h != nil && *h != 0 {
-			args = append(args, "-y"+strconv.Itoa(*h))
+		nonZero := func(n *int) *int {
+			if n != nil && *n == 0 {
+				return nil
+			}
+			return n
 		}
-		if w := paneIntArg(c, "width"); w != nil && *w != 0 {
-			args = append(args, "-x"+strconv.Itoa(*w))
-		}
-		if _, err := srv.Cmd(ctx, args...); err != nil {
+		if _, err := srv.Do(ctx, tmux.ResizePane(id, nonZero(paneIntArg(c, "height")), nonZero(paneIntArg(c, "width")))); err != nil {
 			return nil, err
 		}
 	}
 	return c.paneInfoByID(ctx, srv, id)
 }
 
-var selectPaneFlags = map[string]string{
-	"up": "-U", "down": "-D", "left": "-L", "right": "-R", "last": "-l",
+func checkSelectPane(c *Call) error {
+	if c.Str("pane_id") == nil && c.Str("direction") == nil {
+		return expectedf("Provide either pane_id or direction.")
+	}
+	return nil
 }
 
 func toolSelectPane(ctx context.Context, c *Call) (any, error) {
 	paneID, dir := c.Str("pane_id"), c.Str("direction")
-	if paneID == nil && dir == nil {
-		return nil, expectedf("Provide either pane_id or direction.")
-	}
-	srv, err := c.Tmux(ctx)
-	if err != nil {
-		return nil, err
-	}
+	srv := c.srv
 	if paneID != nil {
 		p, err := srv.PaneByID(ctx, *paneID)
 		if err != nil {
 			return nil, err
 		}
-		if _, err := srv.Cmd(ctx, "select-pane", "-t", p["pane_id"]); err != nil {
+		if _, err := srv.Do(ctx, tmux.SelectPane(p["pane_id"])); err != nil {
 			return nil, err
 		}
 		return c.paneInfoByID(ctx, srv, p["pane_id"])
@@ -86,8 +73,8 @@ func toolSelectPane(ctx context.Context, c *Call) (any, error) {
 		return nil, err
 	}
 	wid := w["window_id"]
-	if flag, ok := selectPaneFlags[*dir]; ok {
-		if _, err := srv.Cmd(ctx, "select-pane", "-t", wid, flag); err != nil {
+	if cmd, ok := tmux.SelectPaneDirection(wid, tmux.Direction(*dir)); ok {
+		if _, err := srv.Do(ctx, cmd); err != nil {
 			return nil, err
 		}
 	} else if *dir == "next" || *dir == "previous" {
@@ -113,7 +100,7 @@ func toolSelectPane(ctx context.Context, c *Call) (any, error) {
 			step = -1
 		}
 		next := panes[((idx+step)%len(panes)+len(panes))%len(panes)]
-		if _, err := srv.Cmd(ctx, "select-pane", "-t", next["pane_id"]); err != nil {
+		if _, err := srv.Do(ctx, tmux.SelectPane(next["pane_id"])); err != nil {
 			return nil, err
 		}
 	}
@@ -144,10 +131,7 @@ func toolSelectPane(ctx context.Context, c *Call) (any, error) {
 }
 
 func toolSwapPane(ctx context.Context, c *Call) (any, error) {
-	srv, err := c.Tmux(ctx)
-	if err != nil {
-		return nil, err
-	}
+	srv := c.srv
 	src, err := srv.PaneByID(ctx, c.StrOr("source_pane_id", ""))
 	if err != nil {
 		return nil, err
@@ -156,7 +140,7 @@ func toolSwapPane(ctx context.Context, c *Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := srv.Cmd(ctx, "swap-pane", "-t", src["pane_id"], "-s", dst["pane_id"]); err != nil {
+	if _, err := srv.Do(ctx, tmux.SwapPane(src["pane_id"], dst["pane_id"])); err != nil {
 		return nil, err
 	}
 	return c.paneInfoByID(ctx, srv, src["pane_id"])
@@ -164,14 +148,7 @@ func toolSwapPane(ctx context.Context, c *Call) (any, error) {
 
 func toolFindPaneByPosition(ctx context.Context, c *Call) (any, error) {
 	corner := c.StrOr("corner", "")
-	srv, err := c.Tmux(ctx)
-	if err != nil {
-		return nil, err
-	}
-	w, err := c.resolveWindow(ctx, srv)
-	if err != nil {
-		return nil, err
-	}
+	srv, w := c.srv, c.window
 	panes, err := srv.Panes(ctx, tmux.PanesWindow, w["window_id"])
 	if err != nil {
 		return nil, err
@@ -210,16 +187,12 @@ func panePyInt(v string) (int, error) {
 }
 
 func toolEnterCopyMode(ctx context.Context, c *Call) (any, error) {
-	srv, p, err := c.tmuxAndPane(ctx)
-	if err != nil {
-		return nil, err
-	}
-	id := p["pane_id"]
-	if _, err := srv.Cmd(ctx, "copy-mode", "-t", id); err != nil {
+	srv, id := c.srv, c.pane["pane_id"]
+	if _, err := srv.Do(ctx, tmux.CopyMode(id)); err != nil {
 		return nil, err
 	}
 	if n := paneIntArg(c, "scroll_up"); n != nil && *n > 0 {
-		if _, err := srv.Run(ctx, "send-keys", "-t", id, "-N", strconv.Itoa(*n), "-X", "scroll-up"); err != nil {
+		if _, err := srv.Exec(ctx, tmux.CopyModeCommand(id, "scroll-up", *n)); err != nil {
 			return nil, err
 		}
 	}
@@ -227,13 +200,9 @@ func toolEnterCopyMode(ctx context.Context, c *Call) (any, error) {
 }
 
 func toolExitCopyMode(ctx context.Context, c *Call) (any, error) {
-	srv, p, err := c.tmuxAndPane(ctx)
-	if err != nil {
-		return nil, err
-	}
-	id := p["pane_id"]
+	srv, id := c.srv, c.pane["pane_id"]
 	// stderr ignored: leaving copy mode when not in it is not an error.
-	if _, err := srv.Run(ctx, "send-keys", "-t", id, "-X", "cancel"); err != nil {
+	if _, err := srv.Exec(ctx, tmux.CopyModeCommand(id, "cancel", 0)); err != nil {
 		return nil, err
 	}
 	return c.paneInfoByID(ctx, srv, id)

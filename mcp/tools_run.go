@@ -13,54 +13,53 @@ import (
 	"github.com/fleetmux/fleetmux/tmux"
 )
 
-func init() {
-	register("run_command", runCommand)
-}
-
 // runCommand types an authored command into a pane's shell inside a
 // subshell, followed by a trailer that stores $? in a private pane option
 // and signals a private wait-for channel, then waits for that signal.
+func checkRunCommand(c *Call) error {
+	command := c.StrOr("command", "")
+	if pyStrip(command) == "" {
+		return expectedf("command must not be empty")
+	}
+	if c.Bool("suppress_history") && strings.ContainsAny(command, "\n\r") {
+		return expectedf("command must be a single line when suppress_history=True")
+	}
+	if !(runCommandTimeout(c) > 0) {
+		return expectedf("timeout must be positive")
+	}
+	return nil
+}
+
+func runCommandTimeout(c *Call) float64 {
+	if f := c.Float("timeout"); f != nil {
+		return *f
+	}
+	return 30.0
+}
+
 func runCommand(ctx context.Context, c *Call) (any, error) {
 	command := c.StrOr("command", "")
 	suppress := c.Bool("suppress_history")
-	if pyStrip(command) == "" {
-		return nil, expectedf("command must not be empty")
-	}
-	if suppress && strings.ContainsAny(command, "\n\r") {
-		return nil, expectedf("command must be a single line when suppress_history=True")
-	}
-	timeout := 30.0
-	if f := c.Float("timeout"); f != nil {
-		timeout = *f
-	}
-	if !(timeout > 0) {
-		return nil, expectedf("timeout must be positive")
-	}
-	effective := min(timeout, waitCeiling(c))
-
-	srv, pane, err := c.tmuxAndPane(ctx)
-	if err != nil {
-		return nil, err
-	}
-	paneID := pane["pane_id"]
+	effective := min(runCommandTimeout(c), waitCeiling(c))
+	srv, paneID := c.srv, c.pane["pane_id"]
 	id, err := runCommandID()
 	if err != nil {
 		return nil, unexpected("RuntimeError", err)
 	}
 	channel, statusOption := "r_"+id, "@s_"+id
-	payload := runCommandPayload(srv.Prefix(), paneID, channel, statusOption, command, suppress)
+	payload := runCommandPayload(srv, paneID, channel, statusOption, command, suppress)
 
 	started := time.Now()
-	if _, err := srv.Run(ctx, "send-keys", "-t", paneID, "-l", payload); err != nil {
+	if _, err := srv.Exec(ctx, tmux.SendKeysRaw(paneID, true, payload)); err != nil {
 		return nil, err
 	}
-	if _, err := srv.Run(ctx, "send-keys", "-t", paneID, "Enter"); err != nil {
+	if _, err := srv.Exec(ctx, tmux.SendEnter(paneID)); err != nil {
 		return nil, err
 	}
 
 	timedOut := false
 	wctx, cancel := context.WithTimeout(ctx, durSeconds(effective))
-	out, err := srv.Run(wctx, "wait-for", channel)
+	out, err := srv.Exec(wctx, tmux.WaitFor(channel))
 	cancel()
 	switch {
 	case err != nil && ctx.Err() != nil:
@@ -76,7 +75,7 @@ func runCommand(ctx context.Context, c *Call) (any, error) {
 
 	var exitStatus *int
 	if !timedOut {
-		so, err := srv.Run(ctx, "show-option", "-p", "-v", "-t", paneID, statusOption)
+		so, err := srv.Exec(ctx, tmux.ShowPaneOption(paneID, statusOption))
 		if err != nil {
 			return nil, err
 		}
@@ -89,10 +88,10 @@ func runCommand(ctx context.Context, c *Call) (any, error) {
 			return nil, expectedf("run_command could not read exit status from %s", pyRepr(statusOption))
 		}
 		exitStatus = &n
-		_, _ = srv.Run(ctx, "set-option", "-p", "-u", "-t", paneID, statusOption)
+		_, _ = srv.Exec(ctx, tmux.UnsetPaneOption(paneID, statusOption))
 	}
 
-	capOut, err := srv.Run(ctx, tmux.CaptureArgs(paneID, "", "", true)...)
+	capOut, err := srv.Exec(ctx, tmux.Capture{Target: paneID, Join: true}.Cmd())
 	if err != nil {
 		return nil, err
 	}
@@ -113,9 +112,9 @@ func runCommand(ctx context.Context, c *Call) (any, error) {
 // runCommandPayload builds the three lines typed into the shell: an
 // opening parenthesis (space-prefixed when history is suppressed), the
 // command, and the trailer that records $? and signals the channel.
-func runCommandPayload(prefix []string, paneID, channel, statusOption, command string, suppress bool) string {
-	statusCmd := tmux.ShellJoin(append(append([]string(nil), prefix...), "set-option", "-p", "-t", paneID, statusOption))
-	signalCmd := tmux.ShellJoin(append(append([]string(nil), prefix...), "wait-for", "-S", channel))
+func runCommandPayload(srv *tmux.Server, paneID, channel, statusOption, command string, suppress bool) string {
+	statusCmd := srv.ShellCommand(tmux.SetPaneOption(paneID, statusOption))
+	signalCmd := srv.ShellCommand(tmux.Signal(channel))
 	open := "("
 	if suppress {
 		open = " ("

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fleetmux/fleetmux/tmux"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -189,12 +190,12 @@ func TestRunCommandClamp(t *testing.T) {
 }
 
 func TestRunCommandPayload(t *testing.T) {
-	got := runCommandPayload([]string{"tmux", "-L", "my sock"}, "%3", "r_0123456789", "@s_0123456789", "echo hi  \t", true)
+	got := runCommandPayload(&tmux.Server{SocketName: "my sock"}, "%3", "r_0123456789", "@s_0123456789", "echo hi  \t", true)
 	want := " (\necho hi\n); s=$?; tmux -L 'my sock' set-option -p -t %3 @s_0123456789 \"$s\"; tmux -L 'my sock' wait-for -S r_0123456789"
 	if got != want {
 		t.Fatalf("payload\n got %q\nwant %q", got, want)
 	}
-	if got := runCommandPayload([]string{"tmux"}, "%3", "r_a", "@s_a", "x", false); !strings.HasPrefix(got, "(\nx\n); s=$?; tmux set-option") {
+	if got := runCommandPayload(&tmux.Server{}, "%3", "r_a", "@s_a", "x", false); !strings.HasPrefix(got, "(\nx\n); s=$?; tmux set-option") {
 		t.Fatalf("unsuppressed payload %q", got)
 	}
 }

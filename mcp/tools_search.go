@@ -11,59 +11,44 @@ import (
 	"github.com/fleetmux/fleetmux/tmux"
 )
 
-func init() {
-	register("search_panes", searchPanes)
-}
-
-// searchFastPathChars is what a pattern may consist of for tmux to
-// pre-filter panes with its #{C:...} content test. tmux expands the
-// pattern as a format, so only characters that mean themselves there, and
-// in a regular expression, are allowed; any other pattern is matched in
-// Go on the captured text (same results, more work).
-var searchFastPathChars = regexp.MustCompile(`^[A-Za-z0-9 _\-/:=@]*$`)
-
-// searchFastPath reports whether tmux may pre-filter panes for pattern.
-func searchFastPath(pattern string, regex bool) bool {
-	if !regex && strings.Count(pattern, ".") > 0 {
-		// A dot is plain text outside regular expressions.
-		pattern = strings.ReplaceAll(pattern, ".", "")
-	}
-	return searchFastPathChars.MatchString(pattern)
-}
-
 // searchPanes finds panes whose captured text matches a pattern.
-func searchPanes(ctx context.Context, c *Call) (any, error) {
-	pattern := c.StrOr("pattern", "")
-	regex, matchCase := c.Bool("regex"), c.Bool("match_case")
-	re, err := compileUserPattern(pattern, regex, matchCase)
+func checkSearchPattern(c *Call) error {
+	_, err := searchPattern(c)
+	return err
+}
+
+func searchPattern(c *Call) (*regexp.Regexp, error) {
+	re, err := compileUserPattern(c.StrOr("pattern", ""), c.Bool("regex"), c.Bool("match_case"))
 	if err != nil {
 		return nil, expectedf("Invalid regex pattern: %v", err)
 	}
-	srv, err := c.Tmux(ctx)
-	if err != nil {
-		return nil, err
-	}
+	return re, nil
+}
+
+func searchPanes(ctx context.Context, c *Call) (any, error) {
+	pattern := c.StrOr("pattern", "")
+	regex, matchCase := c.Bool("regex"), c.Bool("match_case")
+	re, _ := searchPattern(c) // checked by checkSearchPattern
+	srv := c.srv
 	contentStart, contentEnd := c.Int("content_start"), c.Int("content_end")
 	scoped := c.Str("session_name") != nil || c.Str("session_id") != nil
 
-	var candidates []string
-	if contentStart == nil && contentEnd == nil && searchFastPath(pattern, regex) {
-		filter := "#{C/i:" + pattern + "}"
-		if matchCase {
-			filter = "#{C:" + pattern + "}"
-		}
-		args := []string{"list-panes"}
+	var (
+		candidates []string
+		err        error
+	)
+	_, fast := tmux.PanesContaining("", pattern, regex, matchCase)
+	if contentStart == nil && contentEnd == nil && fast {
+		session := ""
 		if scoped {
 			sess, err := c.resolveSession(ctx, srv)
 			if err != nil {
 				return nil, err
 			}
-			args = append(args, "-t", sess["session_id"], "-s")
-		} else {
-			args = append(args, "-a")
+			session = sess["session_id"]
 		}
-		args = append(args, "-f", filter, "-F", "#{pane_id}")
-		out, err := srv.Run(ctx, args...)
+		list, _ := tmux.PanesContaining(session, pattern, regex, matchCase)
+		out, err := srv.Exec(ctx, list)
 		if err != nil {
 			return nil, err
 		}
@@ -117,7 +102,7 @@ func searchPanes(ctx context.Context, c *Call) (any, error) {
 		if pane == nil {
 			continue
 		}
-		out, err := srv.Run(ctx, tmux.CaptureArgs(id, start, end, true)...)
+		out, err := srv.Exec(ctx, tmux.Capture{Target: id, Start: start, End: end, Join: true}.Cmd())
 		if err != nil {
 			return nil, err
 		}

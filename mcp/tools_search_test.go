@@ -146,26 +146,3 @@ func TestSearchPanesOrderingAndWrap(t *testing.T) {
 		t.Fatalf("wrapped slow path: %+v", r)
 	}
 }
-
-func TestSearchFastPathDecision(t *testing.T) {
-	for _, tc := range []struct {
-		pattern string
-		regex   bool
-		fast    bool
-	}{
-		{"192.168.1.1", false, true},
-		{"plain text", false, true},
-		{"plain", true, true},
-		{"(group)", true, false},
-		{".*", true, false},
-		{"a}b", false, false},
-		{"#{pane_id}", false, false},
-		{"#(echo x)", false, false},
-		{"a}b", true, false},
-		{"#(x", true, false},
-	} {
-		if got := searchFastPath(tc.pattern, tc.regex); got != tc.fast {
-			t.Errorf("searchFastPath(%q, %v) = %v", tc.pattern, tc.regex, got)
-		}
-	}
-}

@@ -10,10 +10,6 @@ import (
 	"github.com/fleetmux/fleetmux/tmux"
 )
 
-func init() {
-	register("send_keys_batch", sendKeysBatch)
-}
-
 // keysOp is one validated send_keys_batch operation.
 type keysOp struct {
 	keys                         string
@@ -42,18 +38,14 @@ func keysOpFrom(v any) keysOp {
 	return op
 }
 
-// sendArgv is the send-keys argv of an operation's text (one leading
+// sendCmd is the send-keys command of an operation's text (one leading
 // space when the operation asks for history suppression).
-func (op keysOp) sendArgv(paneID string) []string {
-	args := []string{"send-keys", "-t", paneID}
-	if op.literal {
-		args = append(args, "-l")
-	}
+func (op keysOp) sendCmd(paneID string) tmux.Cmd {
 	text := op.keys
 	if op.suppressHist {
 		text = " " + text
 	}
-	return append(args, text)
+	return tmux.SendKeysRaw(paneID, op.literal, text)
 }
 
 // sendKeysBatch sends ordered raw-input operations, each to its own pane.
@@ -68,10 +60,7 @@ func sendKeysBatch(ctx context.Context, c *Call) (any, error) {
 	if onError != "stop" && onError != "continue" {
 		return nil, expectedf("on_error must be 'stop' or 'continue'")
 	}
-	srv, err := c.Tmux(ctx)
-	if err != nil {
-		return nil, err
-	}
+	srv := c.srv
 	timeout := c.Float("timeout")
 	batchStart := time.Now()
 	var deadline time.Time
@@ -139,19 +128,19 @@ func sendKeysOp(ctx context.Context, srv *tmux.Server, op keysOp, timeout *float
 		return "", err
 	}
 	paneID := pane["pane_id"]
-	argvs := [][]string{op.sendArgv(paneID)}
+	cmds := []tmux.Cmd{op.sendCmd(paneID)}
 	if op.enter {
-		argvs = append(argvs, []string{"send-keys", "-t", paneID, "Enter"})
+		cmds = append(cmds, tmux.SendEnter(paneID))
 	}
-	for _, args := range argvs {
+	for _, cmd := range cmds {
 		if timeout == nil {
 			// Like send_keys: tmux's complaints are not checked.
-			if _, err := srv.Run(ctx, args...); err != nil {
+			if _, err := srv.Exec(ctx, cmd); err != nil {
 				return paneID, err
 			}
 			continue
 		}
-		if err := timedSend(ctx, srv, args, *timeout, deadline); err != nil {
+		if err := timedSend(ctx, srv, cmd, *timeout, deadline); err != nil {
 			return paneID, err
 		}
 	}
@@ -159,14 +148,14 @@ func sendKeysOp(ctx context.Context, srv *tmux.Server, op keysOp, timeout *float
 }
 
 // timedSend runs one send-keys child bounded by the batch deadline.
-func timedSend(ctx context.Context, srv *tmux.Server, args []string, timeout float64, deadline time.Time) error {
+func timedSend(ctx context.Context, srv *tmux.Server, cmd tmux.Cmd, timeout float64, deadline time.Time) error {
 	left := time.Until(deadline)
 	if left <= 0 {
 		return expectedf("%s", batchTimeoutMsg(timeout))
 	}
 	cctx, cancel := context.WithTimeout(ctx, left)
 	defer cancel()
-	out, err := srv.Run(cctx, args...)
+	out, err := srv.Exec(cctx, cmd)
 	if err != nil {
 		if ctx.Err() == nil && errors.Is(cctx.Err(), context.DeadlineExceeded) {
 			return expectedf("%s", batchTimeoutMsg(timeout))
@@ -176,7 +165,7 @@ func timedSend(ctx context.Context, srv *tmux.Server, args []string, timeout flo
 	if out.ExitCode != 0 {
 		detail := pyStrip(strings.ToValidUTF8(string(out.Stderr), "\uFFFD"))
 		if detail == "" {
-			detail = fmt.Sprintf("Command %s returned non-zero exit status %d.", pyList(append(srv.Prefix(), args...)), out.ExitCode)
+			detail = fmt.Sprintf("Command %s returned non-zero exit status %d.", pyList(srv.PlainArgv(cmd)), out.ExitCode)
 		}
 		return expectedf("send-keys failed: %s", detail)
 	}

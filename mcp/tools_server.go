@@ -4,27 +4,13 @@ import (
 	"context"
 	"errors"
 	"os"
-	"sort"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/fleetmux/fleetmux/tmux"
 )
 
-func init() {
-	register("list_sessions", listSessions)
-	register("list_servers", listServers)
-	register("create_session", createSession)
-	register("kill_server", killServer)
-	register("get_server_info", getServerInfo)
-}
-
 func listSessions(ctx context.Context, c *Call) (any, error) {
-	srv, err := c.Tmux(ctx)
-	if err != nil {
-		return nil, err
-	}
+	srv := c.srv
 	rows, err := srv.SessionsWith(ctx, filterExtraFields("session", c.Raw("filters"), tmux.SessionFields))
 	if err != nil {
 		return nil, err
@@ -43,7 +29,7 @@ func listSessions(ctx context.Context, c *Call) (any, error) {
 // list-sessions, version from display-message.
 func (c *Call) serverInfo(ctx context.Context, srv *tmux.Server, name, path *string) (ServerInfo, error) {
 	info := ServerInfo{SocketName: name, SocketPath: path, Host: c.HostField()}
-	out, err := srv.Run(ctx, "list-sessions", "-F", "#{session_id}")
+	out, err := srv.Exec(ctx, tmux.ListIDs("session", ""))
 	if err != nil {
 		return info, err
 	}
@@ -74,21 +60,10 @@ func (c *Call) configuredSocket() (*string, *string) {
 }
 
 func getServerInfo(ctx context.Context, c *Call) (any, error) {
-	srv, err := c.Tmux(ctx)
-	if err != nil {
-		return nil, err
-	}
+	srv := c.srv
 	name, path := c.configuredSocket()
 	return c.serverInfo(ctx, srv, name, path)
 }
-
-// socketScript lists the socket names in the tmux socket directory and
-// then which of its arguments are sockets, one per line ("P<path>").
-const socketScript = `d="${1:-${TMUX_TMPDIR:-/tmp}}/tmux-$(id -u)"; shift
-printf 'D%s\n' "$d"
-if [ -d "$d" ]; then for s in "$d"/* "$d"/.[!.]*; do [ -S "$s" ] && printf 'N%s\n' "${s##*/}"; done; fi
-for p in "$@"; do [ -S "$p" ] && printf 'P%s\n' "$p"; done
-exit 0`
 
 func listServers(ctx context.Context, c *Call) (any, error) {
 	r, err := c.s.opts.Backend.Runner(ctx, c.Host)
@@ -100,39 +75,11 @@ func listServers(ctx context.Context, c *Call) (any, error) {
 	if c.IsLocal() {
 		tmpdir = c.Getenv("TMUX_TMPDIR")
 	}
-	argv := append([]string{"sh", "-c", socketScript, "sh", tmpdir}, extra...)
-	res, err := r.Run(ctx, argv, nil)
+	socks, err := tmux.FindSockets(ctx, r, tmpdir, extra)
 	if err != nil {
 		return nil, err
 	}
-	var names []string
-	var dir string
-	paths := map[string]bool{}
-	for _, line := range tmux.SplitLines(res.Stdout) {
-		switch {
-		case strings.HasPrefix(line, "D"):
-			dir = line[1:]
-		case strings.HasPrefix(line, "N"):
-			names = append(names, line[1:])
-		case strings.HasPrefix(line, "P"):
-			paths[line[1:]] = true
-		}
-	}
-	sort.Strings(names)
-	// Locally, stale socket files are skipped with a 0.1 s connect probe
-	// (as the anchor does) instead of a tmux client per file.
-	type prober interface {
-		SocketAlive(path string, timeout time.Duration) bool
-	}
-	if p, ok := r.(prober); ok && dir != "" {
-		live := names[:0]
-		for _, n := range names {
-			if p.SocketAlive(dir+"/"+n, 100*time.Millisecond) {
-				live = append(live, n)
-			}
-		}
-		names = live
-	}
+	names, paths := socks.Names, socks.Paths
 	out := []ServerInfo{}
 	for _, n := range names {
 		srv, err := c.TmuxFor(ctx, n)
@@ -170,20 +117,21 @@ func listServers(ctx context.Context, c *Call) (any, error) {
 	return out, nil
 }
 
-func createSession(ctx context.Context, c *Call) (any, error) {
-	env, err := c.spawnEnv()
-	if err != nil {
-		return nil, err
+func checkCreateSession(c *Call) error {
+	if _, err := c.spawnEnv(); err != nil {
+		return err
 	}
-	srv, err := c.Tmux(ctx)
-	if err != nil {
-		return nil, err
-	}
-	args := []string{"new-session", "-d", "-P", "-F", tmux.Format(tmux.SessionFields)}
 	if name := c.Str("session_name"); name != nil {
-		if err := checkSessionName(*name); err != nil {
-			return nil, err
-		}
+		return checkSessionName(*name)
+	}
+	return nil
+}
+
+func createSession(ctx context.Context, c *Call) (any, error) {
+	env, _ := c.spawnEnv() // checked by checkCreateSession
+	srv := c.srv
+	ns := tmux.NewSession{Name: c.Str("session_name"), Width: c.Int("x"), Height: c.Int("y"), Spawn: tmux.Spawn{Env: env}}
+	if name := ns.Name; name != nil {
 		rows, err := srv.Sessions(ctx)
 		if err != nil {
 			return nil, err
@@ -193,22 +141,14 @@ func createSession(ctx context.Context, c *Call) (any, error) {
 				return nil, &tmux.SessionExistsError{Name: *name}
 			}
 		}
-		args = append(args, "-s", tmux.EscapeLiteral(*name))
 	}
 	if d := c.Str("start_directory"); d != nil && *d != "" {
-		args = append(args, "-c", tmux.EscapeLiteral(c.expandHome(*d)))
+		ns.Spawn.Dir = c.expandHome(*d)
 	}
 	if w := c.Str("window_name"); w != nil && *w != "" {
-		args = append(args, "-n", tmux.EscapeLiteral(*w))
+		ns.WindowName = w
 	}
-	if x := c.Int("x"); x != nil {
-		args = append(args, "-x", strconv.Itoa(*x))
-	}
-	if y := c.Int("y"); y != nil {
-		args = append(args, "-y", strconv.Itoa(*y))
-	}
-	args = append(args, env...)
-	lines, err := srv.Cmd(ctx, args...)
+	lines, err := srv.Do(ctx, ns.Cmd())
 	if err != nil {
 		return nil, err
 	}
@@ -220,14 +160,11 @@ func createSession(ctx context.Context, c *Call) (any, error) {
 }
 
 func killServer(ctx context.Context, c *Call) (any, error) {
-	srv, err := c.Tmux(ctx)
-	if err != nil {
-		return nil, err
-	}
+	srv := c.srv
 	if c.callerOnServer(ctx, srv) {
 		return nil, refusedf("Refusing to kill the tmux server while this MCP server is running inside it. Use a manual tmux command if intended.")
 	}
-	out, err := srv.Run(ctx, "kill-server")
+	out, err := srv.Exec(ctx, tmux.KillServer())
 	if err != nil {
 		return nil, err
 	}

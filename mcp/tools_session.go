@@ -6,20 +6,8 @@ import (
 	"github.com/fleetmux/fleetmux/tmux"
 )
 
-func init() {
-	register("list_windows", listWindows)
-	register("get_session_info", getSessionInfo)
-	register("create_window", createWindow)
-	register("rename_session", renameSession)
-	register("select_window", selectWindow)
-	register("kill_session", killSession)
-}
-
 func listWindows(ctx context.Context, c *Call) (any, error) {
-	srv, err := c.Tmux(ctx)
-	if err != nil {
-		return nil, err
-	}
+	srv := c.srv
 	target := ""
 	if c.Str("session_name") != nil || c.Str("session_id") != nil {
 		s, err := c.resolveSession(ctx, srv)
@@ -43,53 +31,31 @@ func listWindows(ctx context.Context, c *Call) (any, error) {
 }
 
 func getSessionInfo(ctx context.Context, c *Call) (any, error) {
-	srv, err := c.Tmux(ctx)
-	if err != nil {
-		return nil, err
-	}
-	s, err := c.resolveSession(ctx, srv)
-	if err != nil {
-		return nil, err
-	}
-	return c.sessionInfo(s), nil
+	return c.sessionInfo(c.session), nil
 }
 
 func createWindow(ctx context.Context, c *Call) (any, error) {
-	env, err := c.spawnEnv()
-	if err != nil {
-		return nil, err
-	}
-	srv, err := c.Tmux(ctx)
-	if err != nil {
-		return nil, err
-	}
+	env, _ := c.spawnEnv() // checked by checkSpawnEnv
+	srv := c.srv
 	s, err := c.resolveSession(ctx, srv)
 	if err != nil {
 		return nil, err
 	}
-	args := []string{"new-window", "-t", s["session_id"] + ":"}
-	if !c.Bool("attach") {
-		args = append(args, "-d")
-	}
-	args = append(args, "-P", "-F", tmux.Format(tmux.WindowFields))
+	nw := tmux.NewWindow{Session: s["session_id"], Name: c.Str("window_name"), Attach: c.Bool("attach"), Spawn: tmux.Spawn{Env: env}}
 	if d := c.Str("start_directory"); d != nil && *d != "" {
-		args = append(args, "-c", tmux.EscapeLiteral(c.expandHome(*d)))
+		nw.Spawn.Dir = c.expandHome(*d)
 	}
-	if n := c.Str("window_name"); n != nil {
-		args = append(args, "-n", tmux.EscapeLiteral(*n))
-	}
-	args = append(args, env...)
 	if d := c.Str("direction"); d != nil {
 		switch *d {
 		case "before":
-			args = append(args, "-b")
+			nw.Before = true
 		case "after":
-			args = append(args, "-a")
+			nw.After = true
 		default:
 			return nil, expectedf("Invalid direction: %s. Valid: after, before", pyRepr(*d))
 		}
 	}
-	lines, err := srv.Cmd(ctx, args...)
+	lines, err := srv.Do(ctx, nw.Cmd())
 	if err != nil {
 		return nil, err
 	}
@@ -100,40 +66,32 @@ func createWindow(ctx context.Context, c *Call) (any, error) {
 	return c.windowInfoByID(ctx, srv, rows[0]["window_id"])
 }
 
+func checkRenameSession(c *Call) error { return checkSessionName(c.StrOr("new_name", "")) }
+
 func renameSession(ctx context.Context, c *Call) (any, error) {
-	newName := c.StrOr("new_name", "")
-	if err := checkSessionName(newName); err != nil {
-		return nil, err
-	}
-	srv, err := c.Tmux(ctx)
-	if err != nil {
-		return nil, err
-	}
-	s, err := c.resolveSession(ctx, srv)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := srv.Cmd(ctx, "rename-session", "-t", s["session_id"], tmux.EscapeLiteral(newName)); err != nil {
+	srv, s := c.srv, c.session
+	if _, err := srv.Do(ctx, tmux.RenameSession(s["session_id"], c.StrOr("new_name", ""))); err != nil {
 		return nil, err
 	}
 	return c.sessionInfoByID(ctx, srv, s["session_id"])
 }
 
+func checkSelectWindow(c *Call) error {
+	if c.Str("window_id") == nil && c.Str("window_index") == nil && c.Str("direction") == nil {
+		return expectedf("Provide window_id, window_index, or direction.")
+	}
+	return nil
+}
+
 func selectWindow(ctx context.Context, c *Call) (any, error) {
 	wid, widx, dir := c.Str("window_id"), c.Str("window_index"), c.Str("direction")
-	if wid == nil && widx == nil && dir == nil {
-		return nil, expectedf("Provide window_id, window_index, or direction.")
-	}
-	srv, err := c.Tmux(ctx)
-	if err != nil {
-		return nil, err
-	}
+	srv := c.srv
 	if wid != nil || widx != nil {
 		w, err := c.resolveWindow(ctx, srv)
 		if err != nil {
 			return nil, err
 		}
-		if _, err := srv.Cmd(ctx, "select-window", "-t", w["window_id"]); err != nil {
+		if _, err := srv.Do(ctx, tmux.SelectWindow(w["window_id"])); err != nil {
 			return nil, err
 		}
 		return c.windowInfoByID(ctx, srv, w["window_id"])
@@ -142,18 +100,11 @@ func selectWindow(ctx context.Context, c *Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	var sub string
-	switch *dir {
-	case "next":
-		sub = "next-window"
-	case "previous":
-		sub = "previous-window"
-	case "last":
-		sub = "last-window"
-	default:
+	step, ok := tmux.WindowStep(s["session_id"], *dir)
+	if !ok {
 		return nil, expectedf("Invalid direction: %s. Valid: next, previous, last", pyRepr(*dir))
 	}
-	if _, err := srv.Cmd(ctx, sub, "-t", s["session_id"]); err != nil {
+	if _, err := srv.Do(ctx, step); err != nil {
 		return nil, err
 	}
 	rows, err := srv.Windows(ctx, s["session_id"])
@@ -168,18 +119,15 @@ func selectWindow(ctx context.Context, c *Call) (any, error) {
 	return nil, &tmux.NoWindowsError{}
 }
 
-func killSession(ctx context.Context, c *Call) (any, error) {
+func checkKillSession(c *Call) error {
 	if c.Str("session_name") == nil && c.Str("session_id") == nil {
-		return nil, refusedf("Refusing to kill without an explicit target. Provide session_name or session_id.")
+		return refusedf("Refusing to kill without an explicit target. Provide session_name or session_id.")
 	}
-	srv, err := c.Tmux(ctx)
-	if err != nil {
-		return nil, err
-	}
-	s, err := c.resolveSession(ctx, srv)
-	if err != nil {
-		return nil, err
-	}
+	return nil
+}
+
+func killSession(ctx context.Context, c *Call) (any, error) {
+	srv, s := c.srv, c.session
 	if id := c.caller(); id != nil && id.PaneID != "" && c.callerOnServer(ctx, srv) {
 		p, err := callerPane(ctx, srv, id.PaneID)
 		if err != nil {
@@ -189,7 +137,7 @@ func killSession(ctx context.Context, c *Call) (any, error) {
 			return nil, refusedf("Refusing to kill the session containing this MCP server's pane. Use a manual tmux command if intended.")
 		}
 	}
-	if _, err := srv.Cmd(ctx, "kill-session", "-t", s["session_id"]); err != nil {
+	if _, err := srv.Do(ctx, tmux.KillSession(s["session_id"])); err != nil {
 		return nil, err
 	}
 	name := s["session_name"]

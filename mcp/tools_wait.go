@@ -12,10 +12,6 @@ import (
 	"github.com/fleetmux/fleetmux/tmux"
 )
 
-func init() {
-	register("wait_for_text", waitForText)
-}
-
 // Bounds of the wait path (constants.WAIT_* in the surface file).
 const (
 	waitCallTimeout = 5 * time.Second
@@ -37,28 +33,28 @@ func (b *boundedTmux) budget() time.Duration {
 	return max(min(waitCallTimeout, left), waitCallMin)
 }
 
-func (b *boundedTmux) lines(ctx context.Context, args ...string) ([]string, error) {
+func (b *boundedTmux) lines(ctx context.Context, cmd tmux.Cmd) ([]string, error) {
 	budget := b.budget()
 	cctx, cancel := context.WithTimeout(ctx, budget)
 	defer cancel()
-	out, err := b.srv.Run(cctx, args...)
+	out, err := b.srv.Exec(cctx, cmd)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
 		if errors.Is(cctx.Err(), context.DeadlineExceeded) {
-			return nil, expectedf("tmux %s did not return within %.2fs; the tmux server is unresponsive", args[0], budget.Seconds())
+			return nil, expectedf("tmux %s did not return within %.2fs; the tmux server is unresponsive", cmd.Name(), budget.Seconds())
 		}
 		return nil, err
 	}
 	if out.ExitCode != 0 {
-		return nil, expectedf("tmux %s failed: %s", args[0], stderrOrExit(out))
+		return nil, expectedf("tmux %s failed: %s", cmd.Name(), stderrOrExit(out))
 	}
 	return out.Lines(), nil
 }
 
 func (b *boundedTmux) state(ctx context.Context, paneID string) (tmux.PaneState, error) {
-	out, err := b.lines(ctx, "display-message", "-p", "-t", paneID, tmux.PaneStateFormat)
+	out, err := b.lines(ctx, tmux.DisplayFirst(paneID, tmux.PaneStateFormat))
 	if err != nil {
 		return tmux.PaneState{}, err
 	}
@@ -74,7 +70,7 @@ func (b *boundedTmux) state(ctx context.Context, paneID string) (tmux.PaneState,
 }
 
 func (b *boundedTmux) historyLimit(ctx context.Context, paneID string) (int, error) {
-	out, err := b.lines(ctx, "display-message", "-p", "-t", paneID, tmux.HistoryLimitFormat)
+	out, err := b.lines(ctx, tmux.DisplayFirst(paneID, tmux.HistoryLimitFormat))
 	if err != nil {
 		return 0, err
 	}
@@ -101,13 +97,13 @@ func isASCIIDigits(s string) bool {
 }
 
 func (b *boundedTmux) capture(ctx context.Context, paneID string, start int) ([]string, error) {
-	return b.lines(ctx, "capture-pane", "-p", "-J", "-t", paneID, "-S", strconv.Itoa(start))
+	return b.lines(ctx, tmux.Capture{Target: paneID, Start: strconv.Itoa(start), Join: true}.Cmd())
 }
 
 // resolvePane applies the §5.3 precedence through bounded listings.
 func (b *boundedTmux) resolvePane(ctx context.Context, paneID, sessionName, sessionID, windowID *string) (string, error) {
 	if paneID != nil {
-		rows, err := b.lines(ctx, "list-panes", "-a", "-F", "#{pane_id}")
+		rows, err := b.lines(ctx, tmux.ListIDs("pane", ""))
 		if err != nil {
 			return "", err
 		}
@@ -117,7 +113,7 @@ func (b *boundedTmux) resolvePane(ctx context.Context, paneID, sessionName, sess
 		return *paneID, nil
 	}
 	if windowID != nil {
-		rows, err := b.lines(ctx, "list-windows", "-a", "-F", "#{window_id}")
+		rows, err := b.lines(ctx, tmux.ListIDs("window", ""))
 		if err != nil {
 			return "", err
 		}
@@ -139,7 +135,7 @@ func (b *boundedTmux) resolvePane(ctx context.Context, paneID, sessionName, sess
 	if err != nil {
 		return "", err
 	}
-	windows, err := b.lines(ctx, "list-windows", "-t", sid, "-F", "#{window_id}")
+	windows, err := b.lines(ctx, tmux.ListIDs("window", sid))
 	if err != nil {
 		return "", err
 	}
@@ -152,7 +148,7 @@ func (b *boundedTmux) resolvePane(ctx context.Context, paneID, sessionName, sess
 func (b *boundedTmux) resolveSession(ctx context.Context, name, id *string) (string, error) {
 	switch {
 	case id != nil:
-		rows, err := b.lines(ctx, "list-sessions", "-F", "#{session_id}")
+		rows, err := b.lines(ctx, tmux.ListIDs("session", ""))
 		if err != nil {
 			return "", err
 		}
@@ -161,7 +157,7 @@ func (b *boundedTmux) resolveSession(ctx context.Context, name, id *string) (str
 		}
 		return *id, nil
 	case name != nil:
-		rows, err := b.lines(ctx, "list-sessions", "-F", "#{session_name}\t#{session_id}")
+		rows, err := b.lines(ctx, tmux.ListSessionsFormat("#{session_name}\t#{session_id}"))
 		if err != nil {
 			return "", err
 		}
@@ -173,7 +169,7 @@ func (b *boundedTmux) resolveSession(ctx context.Context, name, id *string) (str
 		}
 		return "", &tmux.NotFoundError{Key: "session_name", ID: *name, ListCmd: "list-sessions"}
 	}
-	rows, err := b.lines(ctx, "list-sessions", "-F", "#{session_id}")
+	rows, err := b.lines(ctx, tmux.ListIDs("session", ""))
 	if err != nil {
 		return "", err
 	}
@@ -184,7 +180,7 @@ func (b *boundedTmux) resolveSession(ctx context.Context, name, id *string) (str
 }
 
 func (b *boundedTmux) firstPane(ctx context.Context, windowID string) (string, error) {
-	rows, err := b.lines(ctx, "list-panes", "-t", windowID, "-F", "#{pane_id}")
+	rows, err := b.lines(ctx, tmux.ListIDs("pane", windowID))
 	if err != nil {
 		return "", err
 	}
@@ -300,10 +296,7 @@ func waitForText(ctx context.Context, c *Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	srv, err := c.Tmux(ctx)
-	if err != nil {
-		return nil, err
-	}
+	srv := c.srv
 
 	start := time.Now()
 	deadline := start.Add(durSeconds(effective))

@@ -9,23 +9,12 @@ import (
 	"github.com/fleetmux/fleetmux/tmux"
 )
 
-func init() {
-	register("list_panes", listPanes)
-	register("get_window_info", getWindowInfo)
-	register("split_window", splitWindow)
-	register("rename_window", renameWindow)
-	register("select_layout", selectLayout)
-	register("resize_window", resizeWindow)
-	register("move_window", moveWindow)
-	register("kill_window", killWindow)
-}
-
 func listPanes(ctx context.Context, c *Call) (any, error) {
-	srv, err := c.Tmux(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var rows []tmux.Attrs
+	srv := c.srv
+	var (
+		rows []tmux.Attrs
+		err  error
+	)
 	extra := filterExtraFields("pane", c.Raw("filters"), tmux.PaneFields)
 	switch {
 	case c.Str("window_id") != nil || c.Str("window_index") != nil:
@@ -64,42 +53,25 @@ func listPanes(ctx context.Context, c *Call) (any, error) {
 }
 
 func getWindowInfo(ctx context.Context, c *Call) (any, error) {
-	srv, err := c.Tmux(ctx)
-	if err != nil {
-		return nil, err
-	}
-	w, err := c.resolveWindow(ctx, srv)
-	if err != nil {
-		return nil, err
-	}
-	return c.windowInfo(w), nil
+	return c.windowInfo(c.window), nil
 }
 
 func splitWindow(ctx context.Context, c *Call) (any, error) {
-	env, err := c.spawnEnv()
-	if err != nil {
-		return nil, err
-	}
-	srv, err := c.Tmux(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var dirFlags []string
+	env, _ := c.spawnEnv() // checked by checkSpawnEnv
+	srv := c.srv
+	split := tmux.Split{Vertical: true, Spawn: tmux.Spawn{Env: env}, Shell: c.StrOr("shell", "")}
 	if d := c.Str("direction"); d != nil {
 		switch *d {
 		case "below":
-			dirFlags = []string{"-v"}
 		case "above":
-			dirFlags = []string{"-v", "-b"}
+			split.Before = true
 		case "right":
-			dirFlags = []string{"-h"}
+			split.Vertical = false
 		case "left":
-			dirFlags = []string{"-h", "-b"}
+			split.Vertical, split.Before = false, true
 		default:
 			return nil, expectedf("Invalid direction: %s. Valid: above, below, left, right", pyRepr(*d))
 		}
-	} else {
-		dirFlags = []string{"-v"}
 	}
 	var target string
 	if id := c.Str("pane_id"); id != nil {
@@ -128,23 +100,17 @@ func splitWindow(ctx context.Context, c *Call) (any, error) {
 			}
 		}
 	}
-	args := append([]string{"split-window", "-t", target}, dirFlags...)
+	split.Target = target
 	switch v := c.Raw("size").(type) {
 	case int:
-		args = append(args, "-l"+strconv.Itoa(v))
+		split.Size = strconv.Itoa(v)
 	case string:
-		args = append(args, "-l"+v)
+		split.Size = v
 	}
-	args = append(args, "-P", "-F", "#{pane_id}")
 	if d := c.Str("start_directory"); d != nil && *d != "" {
-		args = append(args, "-c"+tmux.EscapeLiteral(c.expandHome(*d)))
+		split.Spawn.Dir = c.expandHome(*d)
 	}
-	args = append(args, "-d")
-	args = append(args, env...)
-	if sh := c.Str("shell"); sh != nil && *sh != "" {
-		args = append(args, *sh)
-	}
-	lines, err := srv.Cmd(ctx, args...)
+	lines, err := srv.Do(ctx, tmux.SplitWindow(split))
 	if err != nil {
 		return nil, err
 	}
@@ -156,15 +122,8 @@ func splitWindow(ctx context.Context, c *Call) (any, error) {
 
 func renameWindow(ctx context.Context, c *Call) (any, error) {
 	newName := c.StrOr("new_name", "")
-	srv, err := c.Tmux(ctx)
-	if err != nil {
-		return nil, err
-	}
-	w, err := c.resolveWindow(ctx, srv)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := srv.Cmd(ctx, "rename-window", "-t", w["window_id"], tmux.EscapeLiteral(newName)); err != nil {
+	srv, w := c.srv, c.window
+	if _, err := srv.Do(ctx, tmux.RenameWindow(w["window_id"], newName)); err != nil {
 		return nil, err
 	}
 	info, err := c.windowInfoByID(ctx, srv, w["window_id"])
@@ -177,26 +136,20 @@ func renameWindow(ctx context.Context, c *Call) (any, error) {
 	return info, nil
 }
 
-func selectLayout(ctx context.Context, c *Call) (any, error) {
+// checkLayout refuses a layout tmux would not take (or crash on). An
+// empty layout runs select-layout without one (tmux re-applies the
+// window's last layout), as libtmux does.
+func checkLayout(c *Call) error {
 	layout := c.StrOr("layout", "")
-	// An empty layout runs select-layout without one (tmux re-applies the
-	// window's last layout), as libtmux does.
 	if err := tmux.CheckLayout(layout); layout != "" && err != nil {
-		return nil, expectedf("Invalid layout %s: %v. Use even-horizontal, even-vertical, main-horizontal, main-vertical, tiled, or a layout string from #{window_layout}.", pyRepr(layout), err)
+		return expectedf("Invalid layout %s: %v. Use even-horizontal, even-vertical, main-horizontal, main-vertical, tiled, or a layout string from #{window_layout}.", pyRepr(layout), err)
 	}
-	srv, err := c.Tmux(ctx)
-	if err != nil {
-		return nil, err
-	}
-	w, err := c.resolveWindow(ctx, srv)
-	if err != nil {
-		return nil, err
-	}
-	args := []string{"select-layout", "-t", w["window_id"]}
-	if layout != "" {
-		args = append(args, layout)
-	}
-	if _, err := srv.Cmd(ctx, args...); err != nil {
+	return nil
+}
+
+func selectLayout(ctx context.Context, c *Call) (any, error) {
+	w := c.window
+	if _, err := c.srv.Do(ctx, tmux.SelectLayout(w["window_id"], c.StrOr("layout", ""))); err != nil {
 		return nil, err
 	}
 	// libtmux's select_layout does not refresh the window, so the anchor
@@ -206,42 +159,27 @@ func selectLayout(ctx context.Context, c *Call) (any, error) {
 }
 
 func resizeWindow(ctx context.Context, c *Call) (any, error) {
-	srv, err := c.Tmux(ctx)
-	if err != nil {
-		return nil, err
+	srv, w := c.srv, c.window
+	deref := func(p *int) int {
+		if p == nil {
+			return 0
+		}
+		return *p
 	}
-	w, err := c.resolveWindow(ctx, srv)
-	if err != nil {
-		return nil, err
-	}
-	args := []string{"resize-window", "-t", w["window_id"]}
-	if h := c.Int("height"); h != nil && *h != 0 {
-		args = append(args, "-y"+strconv.Itoa(*h))
-	}
-	if wd := c.Int("width"); wd != nil && *wd != 0 {
-		args = append(args, "-x"+strconv.Itoa(*wd))
-	}
-	if _, err := srv.Cmd(ctx, args...); err != nil {
+	if _, err := srv.Do(ctx, tmux.ResizeWindow(w["window_id"], deref(c.Int("height")), deref(c.Int("width")))); err != nil {
 		return nil, err
 	}
 	return c.windowInfoByID(ctx, srv, w["window_id"])
 }
 
 func moveWindow(ctx context.Context, c *Call) (any, error) {
-	srv, err := c.Tmux(ctx)
-	if err != nil {
-		return nil, err
-	}
-	w, err := c.resolveWindow(ctx, srv)
-	if err != nil {
-		return nil, err
-	}
+	srv, w := c.srv, c.window
 	dest := w["session_id"]
 	if ds := c.Str("destination_session"); ds != nil && *ds != "" {
 		dest = *ds
 	}
 	src := w["session_id"] + ":" + w["window_index"]
-	if _, err := srv.Cmd(ctx, "move-window", "-s", src, "-t", dest+":"+c.StrOr("destination_index", "")); err != nil {
+	if _, err := srv.Do(ctx, tmux.MoveWindow(src, dest, c.StrOr("destination_index", ""))); err != nil {
 		return nil, err
 	}
 	return c.windowInfoByID(ctx, srv, w["window_id"])
@@ -249,10 +187,7 @@ func moveWindow(ctx context.Context, c *Call) (any, error) {
 
 func killWindow(ctx context.Context, c *Call) (any, error) {
 	wid := c.StrOr("window_id", "")
-	srv, err := c.Tmux(ctx)
-	if err != nil {
-		return nil, err
-	}
+	srv := c.srv
 	w, err := srv.WindowByID(ctx, wid)
 	if err != nil {
 		return nil, err
@@ -266,7 +201,7 @@ func killWindow(ctx context.Context, c *Call) (any, error) {
 			return nil, refusedf("Refusing to kill the window containing this MCP server's pane. Use a manual tmux command if intended.")
 		}
 	}
-	if _, err := srv.Cmd(ctx, "kill-window", "-t", w["window_id"]); err != nil {
+	if _, err := srv.Do(ctx, tmux.KillWindow(w["window_id"])); err != nil {
 		return nil, err
 	}
 	return "Window killed: " + w["window_id"], nil

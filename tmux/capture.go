@@ -132,9 +132,10 @@ func shellSafe(b byte) bool {
 	return strings.IndexByte("_@%+=:,./-", b) >= 0
 }
 
-// ShellJoin quotes each argument with ShellQuote and joins them with
-// spaces: a command line a POSIX shell splits back into argv.
-func ShellJoin(argv []string) string {
+// shellJoin quotes each argument with ShellQuote and joins them with
+// spaces (Python's shlex.join): a command line a POSIX shell splits back
+// into argv.
+func shellJoin(argv []string) string {
 	q := make([]string, len(argv))
 	for i, a := range argv {
 		q[i] = ShellQuote(a)

@@ -64,8 +64,8 @@ func TestShellJoin(t *testing.T) {
 		{[]string{"a$b", "x;y", "é"}, "'a$b' 'x;y' 'é'"},
 		{[]string{"a,b:c+d=e@f%g"}, "a,b:c+d=e@f%g"},
 	} {
-		if got := ShellJoin(tt.give); got != tt.want {
-			t.Errorf("ShellJoin(%q) = %s, want %s", tt.give, got, tt.want)
+		if got := shellJoin(tt.give); got != tt.want {
+			t.Errorf("shellJoin(%q) = %s, want %s", tt.give, got, tt.want)
 		}
 	}
 }

@@ -1,0 +1,215 @@
+package mcp
+
+import (
+	"context"
+	"fmt"
+)
+
+// targetKind is what a tool acts on. Dispatch resolves it before the
+// handler runs, so a handler starts with its tmux server and target ready
+// (Call.srv, Call.session, Call.window, Call.pane).
+type targetKind int
+
+const (
+	// targetNone: the handler needs no tmux server (batches, list_hosts)
+	// or picks servers itself (list_servers).
+	targetNone targetKind = iota
+	// targetServer: the tmux server of socket_name (or LIBTMUX_SOCKET)
+	// on the call's host. Handlers that resolve their own target after
+	// argument checks use this kind.
+	targetServer
+	// targetSession: the server plus the session named by session_name
+	// or session_id.
+	targetSession
+	// targetWindow: the server plus the window named by window_id,
+	// window_index and the session parameters.
+	targetWindow
+	// targetPane: the server plus the pane named by pane_id or the
+	// session and window parameters.
+	targetPane
+)
+
+// mergeFunc merges the results of a listing tool run on several hosts.
+type mergeFunc func(outs []any) (any, error)
+
+// toolDef is everything about a tool that is not its published surface
+// (name, schema, tier and annotations come from surface.json and are
+// joined to the definition by name when the server is built).
+type toolDef struct {
+	name string
+	// check validates arguments beyond their schema, before anything is
+	// resolved or run (nil: nothing to check).
+	check func(c *Call) error
+	// target is resolved by dispatch before run.
+	target targetKind
+	run    handlerFunc
+	// merge, when set, lets the tool run on every host a pattern ("*",
+	// a glob) matches in fleet mode, merging the results with it.
+	merge mergeFunc
+	// defaults overrides published parameter defaults with server
+	// settings (shown in the schema and applied by validation).
+	defaults func(Settings) map[string]any
+	// limited caps the response size although the anchor does not mark
+	// the tool response-limited.
+	limited bool
+}
+
+type handlerFunc func(ctx context.Context, c *Call) (any, error)
+
+// toolDefs is every tool fleetmux serves, in the anchor's order, then the
+// fleet-only tools. TestToolTable checks it against the surface.
+var toolDefs = []toolDef{
+	// Batches run other tools through the whole pipeline.
+	{name: "call_readonly_tools_batch", run: batchHandler(TierReadonly)},
+	{name: "call_mutating_tools_batch", run: batchHandler(TierMutating)},
+	{name: "call_destructive_tools_batch", run: batchHandler(TierDestructive)},
+
+	// Server.
+	{name: "list_sessions", target: targetServer, run: listSessions, merge: mergeLists},
+	{name: "list_servers", run: listServers, merge: mergeLists},
+	{name: "create_session", target: targetServer, check: checkCreateSession, run: createSession},
+	{name: "kill_server", target: targetServer, run: killServer},
+	{name: "get_server_info", target: targetServer, run: getServerInfo, merge: mergeServerInfo},
+
+	// Sessions.
+	{name: "list_windows", target: targetServer, run: listWindows, merge: mergeLists},
+	{name: "get_session_info", target: targetSession, run: getSessionInfo},
+	{name: "create_window", target: targetServer, check: checkSpawnEnv, run: createWindow},
+	{name: "rename_session", target: targetSession, check: checkRenameSession, run: renameSession},
+	{name: "kill_session", target: targetSession, check: checkKillSession, run: killSession},
+	{name: "select_window", target: targetServer, check: checkSelectWindow, run: selectWindow},
+
+	// Windows.
+	{name: "list_panes", target: targetServer, run: listPanes, merge: mergeLists},
+	{name: "get_window_info", target: targetWindow, run: getWindowInfo},
+	{name: "split_window", target: targetServer, check: checkSpawnEnv, run: splitWindow},
+	{name: "rename_window", target: targetWindow, run: renameWindow},
+	{name: "kill_window", target: targetServer, run: killWindow},
+	{name: "select_layout", target: targetWindow, check: checkLayout, run: selectLayout},
+	{name: "resize_window", target: targetWindow, run: resizeWindow},
+	{name: "move_window", target: targetWindow, run: moveWindow},
+
+	// Panes: keys and output.
+	{name: "send_keys", target: targetServer, run: toolSendKeys},
+	{name: "send_keys_batch", target: targetServer, run: sendKeysBatch},
+	{name: "run_command", target: targetPane, check: checkRunCommand, run: runCommand,
+		defaults: func(st Settings) map[string]any { return map[string]any{"suppress_history": st.SuppressHistory} }},
+	{name: "capture_pane", target: targetServer, run: toolCapturePane},
+	{name: "capture_since", target: targetServer, check: checkCaptureSince, run: captureSince},
+
+	// Panes: lifecycle and layout.
+	{name: "resize_pane", target: targetPane, check: checkResizePane, run: toolResizePane},
+	{name: "kill_pane", target: targetServer, run: toolKillPane},
+	{name: "respawn_pane", target: targetServer, check: checkSpawnEnv, run: toolRespawnPane},
+	{name: "set_pane_title", target: targetPane, run: toolSetPaneTitle},
+	{name: "get_pane_info", target: targetPane, run: toolGetPaneInfo},
+	{name: "find_pane_by_position", target: targetWindow, run: toolFindPaneByPosition},
+	{name: "clear_pane", target: targetPane, run: toolClearPane},
+	{name: "search_panes", target: targetServer, check: checkSearchPattern, run: searchPanes, merge: mergeSearch},
+	{name: "wait_for_text", target: targetServer, run: waitForText},
+	{name: "snapshot_pane", target: targetPane, run: toolSnapshotPane},
+	{name: "select_pane", target: targetServer, check: checkSelectPane, run: toolSelectPane},
+	{name: "swap_pane", target: targetServer, run: toolSwapPane},
+	{name: "pipe_pane", target: targetPane, run: toolPipePane},
+	{name: "display_message", target: targetPane, check: checkDisplayFormat, run: toolDisplayMessage, limited: true},
+	{name: "enter_copy_mode", target: targetPane, run: toolEnterCopyMode},
+	{name: "exit_copy_mode", target: targetPane, run: toolExitCopyMode},
+	{name: "paste_text", target: targetPane, run: toolPasteText},
+
+	// Options, environment, hooks.
+	{name: "show_option", target: targetServer, check: checkOptionName, run: showOption},
+	{name: "set_option", target: targetServer, check: checkOptionName, run: setOption},
+	{name: "show_environment", target: targetServer, run: showEnvironment},
+	{name: "set_environment", target: targetServer, run: setEnvironment},
+
+	// Channels and buffers.
+	{name: "wait_for_channel", target: targetServer, run: waitForChannel},
+	{name: "signal_channel", target: targetServer, run: signalChannel},
+	{name: "load_buffer", target: targetServer, run: loadBuffer},
+	{name: "paste_buffer", target: targetServer, run: pasteBuffer},
+	{name: "show_buffer", target: targetServer, run: showBuffer},
+	{name: "delete_buffer", target: targetServer, run: deleteBuffer},
+	{name: "show_hooks", target: targetServer, run: showHooks},
+	{name: "show_hook", target: targetServer, check: checkHookName, run: showHook},
+
+	// Fleet mode only (surface_fleet.json).
+	{name: "list_hosts", run: listHosts},
+}
+
+// joinTools joins the surface's tool specs to their definitions in the
+// surface's order. A spec without a definition or a definition without a
+// spec is an error: it fails the package's tests and the server's start.
+func joinTools(specs []*toolSpec, defs []toolDef) ([]*tool, error) {
+	byName := make(map[string]*toolDef, len(defs))
+	for i := range defs {
+		d := &defs[i]
+		if _, dup := byName[d.name]; dup {
+			return nil, fmt.Errorf("mcp: tool %s defined twice", d.name)
+		}
+		byName[d.name] = d
+	}
+	out := make([]*tool, 0, len(specs))
+	for _, ts := range specs {
+		d := byName[ts.Name]
+		if d == nil {
+			return nil, fmt.Errorf("mcp: tool %s is in the surface but has no definition", ts.Name)
+		}
+		delete(byName, ts.Name)
+		tier, ok := ParseTier(ts.Tier)
+		if !ok {
+			return nil, fmt.Errorf("mcp: tool %s: bad tier %q", ts.Name, ts.Tier)
+		}
+		out = append(out, &tool{spec: ts, def: d, tier: tier})
+	}
+	for name := range byName {
+		return nil, fmt.Errorf("mcp: tool %s is defined but not in the surface", name)
+	}
+	return out, nil
+}
+
+// tool is a definition joined to its published spec.
+type tool struct {
+	spec *toolSpec
+	def  *toolDef
+	tier Tier
+}
+
+// fanout reports whether the tool accepts host patterns in fleet mode.
+func (t *tool) fanout() bool { return t.def.merge != nil }
+
+// defaults returns the server's overrides of published defaults.
+func (t *tool) defaults(st Settings) map[string]any {
+	if t.def.defaults == nil {
+		return nil
+	}
+	return t.def.defaults(st)
+}
+
+// run checks the arguments, resolves the tool's target and runs it.
+func (t *tool) run(ctx context.Context, c *Call) (any, error) {
+	if t.def.check != nil {
+		if err := t.def.check(c); err != nil {
+			return nil, err
+		}
+	}
+	if t.def.target == targetNone {
+		return t.def.run(ctx, c)
+	}
+	srv, err := c.Tmux(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c.srv = srv
+	switch t.def.target {
+	case targetSession:
+		c.session, err = c.resolveSession(ctx, srv)
+	case targetWindow:
+		c.window, err = c.resolveWindow(ctx, srv)
+	case targetPane:
+		c.pane, err = c.resolvePane(ctx, srv)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return t.def.run(ctx, c)
+}
