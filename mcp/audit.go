@@ -53,23 +53,7 @@ func (s *Server) audit(ctx context.Context, req *sdk.CallToolRequest, tool, host
 // scrub removes sensitive argument values from an error text that is
 // about to be stored or logged. The error sent back to the client is not
 // scrubbed: the client sent those values.
-func (s *Server) scrub(raw map[string]any, text string) string {
-	if s.opts.ScrubError != nil {
-		return s.opts.ScrubError(raw, text)
-	}
-	return text
-}
+func (s *Server) scrub(raw map[string]any, text string) string { return scrubSecrets(raw, text) }
 
-// redact applies the configured redaction; without one, argument values
-// are withheld entirely so no secret can reach the audit.
-func (s *Server) redact(raw map[string]any) any {
-	if s.opts.Redact != nil {
-		return s.opts.Redact(raw)
-	}
-	keys := make([]string, 0, len(raw))
-	for k := range raw {
-		keys = append(keys, k)
-	}
-	sortStrings(keys)
-	return map[string]any{"argument_names": keys}
-}
+// redact is the audit summary of a call's raw arguments (redact.go).
+func (s *Server) redact(raw map[string]any) any { return redactArgs(raw) }

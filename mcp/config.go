@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/fleetmux/fleetmux/store"
+	"github.com/fleetmux/fleetmux/mcp/pyfmt"
 )
 
 // Tier is a safety level: readonly < mutating < destructive.
@@ -72,7 +72,7 @@ func SettingsFromEnv(getenv func(string) string) (Settings, error) {
 		s.Safety = t
 	} else {
 		s.Safety = TierReadonly
-		s.Warnings = append(s.Warnings, fmt.Sprintf("invalid LIBTMUX_SAFETY=%s, falling back to readonly", pyRepr(raw)))
+		s.Warnings = append(s.Warnings, fmt.Sprintf("invalid LIBTMUX_SAFETY=%s, falling back to readonly", pyfmt.Repr(raw)))
 	}
 	switch h, set := lookup(getenv, "LIBTMUX_SUPPRESS_HISTORY"); {
 	case !set || h == "1":
@@ -122,17 +122,11 @@ func parseWaitMax(getenv func(string) string) (float64, string) {
 	}
 	f, err := strconv.ParseFloat(strings.TrimSpace(raw), 64)
 	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
-		return waitMaxDefault, fmt.Sprintf("invalid LIBTMUX_MCP_WAIT_MAX_SECONDS=%s; using %s", pyRepr(raw), pyFloat(waitMaxDefault))
+		return waitMaxDefault, fmt.Sprintf("invalid LIBTMUX_MCP_WAIT_MAX_SECONDS=%s; using %s", pyfmt.Repr(raw), pyfmt.Float(waitMaxDefault))
 	}
 	c := math.Min(math.Max(f, waitMaxFloor), waitMaxLimit)
 	if c != f {
-		return c, fmt.Sprintf("LIBTMUX_MCP_WAIT_MAX_SECONDS=%s clamped to %s", pyRepr(raw), pyFloat(c))
+		return c, fmt.Sprintf("LIBTMUX_MCP_WAIT_MAX_SECONDS=%s clamped to %s", pyfmt.Repr(raw), pyfmt.Float(c))
 	}
 	return c, ""
 }
-
-// pyRepr renders s the way Python's repr does.
-func pyRepr(s string) string { return store.PyRepr(s) }
-
-// pyFloat renders f the way Python's str(float) does (30.0, 0.5).
-func pyFloat(f float64) string { return pyFloatRepr(f) }

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fleetmux/fleetmux/mcp/pyfmt"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -28,7 +29,7 @@ func (s *Server) dispatch(ctx context.Context, req *sdk.CallToolRequest, name st
 		err error
 	)
 	if t == nil || !s.visible(t) {
-		err = &ToolError{Msg: "Unknown tool: " + pyRepr(name), Class: "NotFoundError"}
+		err = &ToolError{Msg: "Unknown tool: " + pyfmt.Repr(name), Class: "NotFoundError"}
 	} else {
 		res, err = s.invoke(ctx, req, t, raw, host, parent)
 	}

@@ -3,6 +3,8 @@
 
 package mcp
 
+import "github.com/fleetmux/fleetmux/mcp/pyfmt"
+
 // SessionInfo is the anchor's SessionInfo result model.
 type SessionInfo struct {
 	SessionID       string  `json:"session_id"`
@@ -107,7 +109,7 @@ type OptionSetResult struct {
 
 // EnvironmentResult is the anchor's EnvironmentResult result model.
 type EnvironmentResult struct {
-	Variables *OMap `json:"variables"`
+	Variables *pyfmt.OMap `json:"variables"`
 }
 
 // EnvironmentSetResult is the anchor's EnvironmentSetResult result model.
@@ -269,4 +271,4 @@ type BufferContent struct {
 type PyFloat float64
 
 // MarshalJSON implements json.Marshaler.
-func (f PyFloat) MarshalJSON() ([]byte, error) { return []byte(pyFloatRepr(float64(f))), nil }
+func (f PyFloat) MarshalJSON() ([]byte, error) { return []byte(pyfmt.Float(float64(f))), nil }

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/fleetmux/fleetmux/mcp/pyfmt"
 	"github.com/fleetmux/fleetmux/tmux"
 )
 
@@ -248,11 +249,11 @@ func coerceDictArg(name string, v any) (map[string]any, error) {
 		}
 		m, ok := dv.(map[string]any)
 		if !ok {
-			return nil, expectedf("%s must be a JSON object, got %s", name, pyTypeName(dv))
+			return nil, expectedf("%s must be a JSON object, got %s", name, pyfmt.TypeName(dv))
 		}
 		return m, nil
 	}
-	return nil, expectedf("%s must be a JSON object, got %s", name, pyTypeName(v))
+	return nil, expectedf("%s must be a JSON object, got %s", name, pyfmt.TypeName(v))
 }
 
 // filterFields are the format variables libtmux 0.62 reads for every

@@ -3,10 +3,10 @@ package mcp
 import (
 	"context"
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 
+	"github.com/fleetmux/fleetmux/mcp/pyfmt"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -108,7 +108,7 @@ func promptHandler(pd promptDef, ps promptSpec) sdk.PromptHandler {
 			}
 		}
 		fail := func(format string, a ...any) error {
-			return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("Error rendering prompt %s: ", pyRepr(pd.name)) + fmt.Sprintf(format, a...)}
+			return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("Error rendering prompt %s: ", pyfmt.Repr(pd.name)) + fmt.Sprintf(format, a...)}
 		}
 		var missing []string
 		known := map[string]bool{}
@@ -118,14 +118,14 @@ func promptHandler(pd promptDef, ps promptSpec) sdk.PromptHandler {
 			v, ok := given[a.Name]
 			if !ok {
 				if a.Required {
-					missing = append(missing, pyRepr(a.Name))
+					missing = append(missing, pyfmt.Repr(a.Name))
 					continue
 				}
 				switch d := a.Default.(type) {
 				case string:
 					v = d
 				case float64:
-					v = pyFloatRepr(d)
+					v = pyfmt.Float(d)
 				}
 				args[a.Name] = v
 				continue
@@ -133,9 +133,9 @@ func promptHandler(pd promptDef, ps promptSpec) sdk.PromptHandler {
 			if a.JSONType == "number" {
 				f, ok := promptFloat(v)
 				if !ok {
-					return nil, fail("could not convert argument %s with value %s to a number", pyRepr(a.Name), pyRepr(v))
+					return nil, fail("could not convert argument %s with value %s to a number", pyfmt.Repr(a.Name), pyfmt.Repr(v))
 				}
-				v = pyFloatRepr(f)
+				v = pyfmt.Float(f)
 			}
 			args[a.Name] = v
 		}
@@ -144,7 +144,7 @@ func promptHandler(pd promptDef, ps promptSpec) sdk.PromptHandler {
 		}
 		for k := range given {
 			if !known[k] {
-				return nil, fail("unexpected argument %s", pyRepr(k))
+				return nil, fail("unexpected argument %s", pyfmt.Repr(k))
 			}
 		}
 		return &sdk.GetPromptResult{
@@ -173,48 +173,6 @@ func promptFloat(v string) (float64, bool) {
 	return f, true
 }
 
-// pyFloatRepr is Python's repr of a float: shortest round-trip digits,
-// positional notation for exponents in [-4, 16), otherwise scientific
-// with a signed two-digit (or longer) exponent.
-func pyFloatRepr(f float64) string {
-	switch {
-	case math.IsNaN(f):
-		return "nan"
-	case math.IsInf(f, 1):
-		return "inf"
-	case math.IsInf(f, -1):
-		return "-inf"
-	}
-	sign := ""
-	if math.Signbit(f) {
-		sign = "-"
-		f = -f
-	}
-	e := strconv.FormatFloat(f, 'e', -1, 64) // d[.ddd]e±XX
-	mant, expStr, _ := strings.Cut(e, "e")
-	exp, _ := strconv.Atoi(expStr)
-	digits := strings.Replace(mant, ".", "", 1)
-	if exp >= -4 && exp < 16 {
-		if exp < 0 {
-			return sign + "0." + strings.Repeat("0", -exp-1) + digits
-		}
-		if len(digits) <= exp+1 {
-			return sign + digits + strings.Repeat("0", exp+1-len(digits)) + ".0"
-		}
-		return sign + digits[:exp+1] + "." + digits[exp+1:]
-	}
-	m := digits[:1]
-	if len(digits) > 1 {
-		m += "." + digits[1:]
-	}
-	es := "+"
-	if exp < 0 {
-		es = "-"
-		exp = -exp
-	}
-	return fmt.Sprintf("%s%se%s%02d", sign, m, es, exp)
-}
-
 func renderRunAndWait(a map[string]string) string {
 	command, pane := a["command"], a["pane_id"]
 	multiline := strings.ContainsAny(command, "\n\r")
@@ -228,8 +186,8 @@ func renderRunAndWait(a map[string]string) string {
 		"\n" +
 		"```python\n" +
 		"result = run_command(\n" +
-		"    pane_id=" + pyRepr(pane) + ",\n" +
-		"    command=" + pyRepr(command) + ",\n" +
+		"    pane_id=" + pyfmt.Repr(pane) + ",\n" +
+		"    command=" + pyfmt.Repr(command) + ",\n" +
 		history +
 		"    timeout=" + a["timeout"] + ",\n" +
 		"    max_lines=100,\n" +
@@ -271,7 +229,7 @@ func renderDiagnoseFailingPane(a map[string]string) string {
 
 func renderBuildDevWorkspace(a map[string]string) string {
 	name, logCmd := a["session_name"], a["log_command"]
-	return "Build a development workspace in a new session named " + pyRepr(name) + ":\n" +
+	return "Build a development workspace in a new session named " + pyfmt.Repr(name) + ":\n" +
 		"an editor across the top, a shell bottom-left and a log view bottom-right.\n" +
 		"\n" +
 		"1. `create_session(session_name=\"" + name + "\")` makes the session with one\n" +
@@ -281,7 +239,7 @@ func renderBuildDevWorkspace(a map[string]string) string {
 		"3. `split_window(pane_id=\"%B\", direction=\"right\")` splits the lower half\n" +
 		"   again for the logs. Remember the returned `pane_id` as `%C`.\n" +
 		"4. Start the programs with `send_keys`: `send_keys(pane_id=\"%A\", keys=\"vim\")`\n" +
-		"   and `send_keys(pane_id=\"%C\", keys=" + pyRepr(logCmd) + ")`. Pane `%B` stays\n" +
+		"   and `send_keys(pane_id=\"%C\", keys=" + pyfmt.Repr(logCmd) + ")`. Pane `%B` stays\n" +
 		"   at its new shell; it needs no input. There is no need to pause first: tmux\n" +
 		"   queues the keystrokes in the pane's terminal even while the shell is still\n" +
 		"   starting, whatever the shell is.\n" +

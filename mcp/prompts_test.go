@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fleetmux/fleetmux/mcp/pyfmt"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -327,8 +328,8 @@ func TestPromptStrLiteral(t *testing.T) {
 		"\u200b":        `'\u200b'`,
 		"\U000e0001":    `'\U000e0001'`,
 	} {
-		if got := pyRepr(in); got != want {
-			t.Errorf("pyRepr(%q) = %s, want %s", in, got, want)
+		if got := pyfmt.Repr(in); got != want {
+			t.Errorf("pyfmt.Repr(%q) = %s, want %s", in, got, want)
 		}
 	}
 }
@@ -343,8 +344,8 @@ func TestPromptFloatRepr(t *testing.T) {
 		{123456789012345678, "1.2345678901234568e+17"}, {1e-310, "1e-310"}, {math.Inf(1), "inf"}, {math.NaN(), "nan"},
 		{9999999999999998, "9999999999999998.0"},
 	} {
-		if got := pyFloatRepr(tc.f); got != tc.want {
-			t.Errorf("pyFloatRepr(%v) = %q, want %q", tc.f, got, tc.want)
+		if got := pyfmt.Float(tc.f); got != tc.want {
+			t.Errorf("pyfmt.Float(%v) = %q, want %q", tc.f, got, tc.want)
 		}
 	}
 }

@@ -53,29 +53,3 @@ func pyPos(s string, off int) string {
 	}
 	return fmt.Sprintf("line %d column %d (char %d)", line, col, off)
 }
-
-// pyTypeName names a decoded JSON value's Python type.
-func pyTypeName(v any) string {
-	switch x := v.(type) {
-	case nil:
-		return "NoneType"
-	case string:
-		return "str"
-	case bool:
-		return "bool"
-	case []any:
-		return "list"
-	case map[string]any:
-		return "dict"
-	case json.Number:
-		if strings.ContainsAny(string(x), ".eE") {
-			return "float"
-		}
-		return "int"
-	case float64:
-		return "float"
-	case int:
-		return "int"
-	}
-	return fmt.Sprintf("%T", v)
-}

@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/fleetmux/fleetmux/mcp/pyfmt"
 	"github.com/fleetmux/fleetmux/tmux"
 )
 
@@ -206,14 +207,14 @@ func (s *Server) readResource(ctx context.Context, uri string) (*sdk.ReadResourc
 			if re, ok := err.(*resourceError); ok {
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error: " + re.msg}
 			}
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("Internal error: Error reading resource %s: %v", pyRepr(uri), err)}
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("Internal error: Error reading resource %s: %v", pyfmt.Repr(uri), err)}
 		}
 		return &sdk.ReadResourceResult{
 			Contents:  []*sdk.ResourceContents{{URI: uri, MIMEType: resourceReadMIME, Text: body}},
 			Cacheable: sdk.Cacheable{CacheScope: "public"},
 		}, nil
 	}
-	return nil, &jsonrpc.Error{Code: -32002, Message: "Resource not found: Unknown resource: " + pyRepr(uri)}
+	return nil, &jsonrpc.Error{Code: -32002, Message: "Resource not found: Unknown resource: " + pyfmt.Repr(uri)}
 }
 
 // resourceCall is a tool-less Call on the local host, used for its tmux
@@ -311,9 +312,9 @@ func readSession(ctx context.Context, s *Server, p map[string]string) (string, e
 	if err != nil {
 		return "", err
 	}
-	obj, _ := c.resourceSessionInfo(sess).(*OMap)
+	obj, _ := c.resourceSessionInfo(sess).(*pyfmt.OMap)
 	if obj == nil {
-		obj = NewOMap()
+		obj = pyfmt.NewOMap()
 	}
 	obj.Set("windows", wins)
 	return pyIndentJSON(obj), nil
@@ -360,9 +361,9 @@ func readWindow(ctx context.Context, s *Server, p map[string]string) (string, er
 	for _, r := range panes {
 		list = append(list, c.resourcePaneInfo(r, cc))
 	}
-	obj, _ := c.resourceWindowInfo(win).(*OMap)
+	obj, _ := c.resourceWindowInfo(win).(*pyfmt.OMap)
 	if obj == nil {
-		obj = NewOMap()
+		obj = pyfmt.NewOMap()
 	}
 	obj.Set("panes", list)
 	return pyIndentJSON(obj), nil
@@ -511,7 +512,7 @@ func parseQueryFirst(q string) map[string]string {
 
 // pyIndentJSON renders v like Python's json.dumps(v, indent=2): two-space
 // indent, "," between items, ": " after keys, non-ASCII escaped. v is
-// built from *OMap, []any, strings, json.Number, bools and nil.
+// built from *pyfmt.OMap, []any, strings, json.Number, bools and nil.
 func pyIndentJSON(v any) string {
 	var sb strings.Builder
 	writePyIndent(&sb, v, 0)
@@ -521,7 +522,7 @@ func pyIndentJSON(v any) string {
 func writePyIndent(sb *strings.Builder, v any, level int) {
 	ind := func(l int) string { return strings.Repeat("  ", l) }
 	switch x := v.(type) {
-	case *OMap:
+	case *pyfmt.OMap:
 		if x == nil {
 			sb.WriteString("null")
 			return
@@ -536,7 +537,7 @@ func writePyIndent(sb *strings.Builder, v any, level int) {
 				sb.WriteString(",\n")
 			}
 			sb.WriteString(ind(level + 1))
-			sb.WriteString(pyQuoteASCII(k))
+			sb.WriteString(pyfmt.JSONQuote(k))
 			sb.WriteString(": ")
 			val, _ := x.Get(k)
 			writePyIndent(sb, val, level+1)
@@ -561,7 +562,7 @@ func writePyIndent(sb *strings.Builder, v any, level int) {
 		sb.WriteString(ind(level))
 		sb.WriteString("]")
 	case string:
-		sb.WriteString(pyQuoteASCII(x))
+		sb.WriteString(pyfmt.JSONQuote(x))
 	case nil:
 		sb.WriteString("null")
 	case bool:
@@ -572,42 +573,6 @@ func writePyIndent(sb *strings.Builder, v any, level int) {
 		}
 	default:
 		// json.Number and other scalars: their compact JSON form.
-		sb.WriteString(CompactJSON(x))
+		sb.WriteString(pyfmt.Compact(x))
 	}
-}
-
-// pyQuoteASCII quotes s as Python's json.dumps does with ensure_ascii.
-func pyQuoteASCII(s string) string {
-	var sb strings.Builder
-	sb.WriteByte('"')
-	for _, r := range s {
-		switch r {
-		case '"':
-			sb.WriteString(`\"`)
-		case '\\':
-			sb.WriteString(`\\`)
-		case '\n':
-			sb.WriteString(`\n`)
-		case '\r':
-			sb.WriteString(`\r`)
-		case '\t':
-			sb.WriteString(`\t`)
-		case '\b':
-			sb.WriteString(`\b`)
-		case '\f':
-			sb.WriteString(`\f`)
-		default:
-			switch {
-			case r < 0x20 || r >= 0x7f && r <= 0xffff:
-				fmt.Fprintf(&sb, `\u%04x`, r)
-			case r > 0xffff:
-				r -= 0x10000
-				fmt.Fprintf(&sb, `\u%04x\u%04x`, 0xd800+(r>>10), 0xdc00+(r&0x3ff))
-			default:
-				sb.WriteRune(r)
-			}
-		}
-	}
-	sb.WriteByte('"')
-	return sb.String()
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fleetmux/fleetmux/mcp/pyfmt"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -138,11 +139,11 @@ func TestResourceRead(t *testing.T) {
 
 func resourceKeys(t *testing.T, body string) []string {
 	t.Helper()
-	v, err := DecodeOrdered([]byte(body))
+	v, err := pyfmt.DecodeOrdered([]byte(body))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return v.(*OMap).Keys()
+	return v.(*pyfmt.OMap).Keys()
 }
 
 func TestResourceErrors(t *testing.T) {
@@ -230,7 +231,7 @@ func TestResourcePythonHelpers(t *testing.T) {
 			t.Errorf("pyUnquote(%q) = %q, want %q", in, got, want)
 		}
 	}
-	v, err := DecodeOrdered([]byte(`{"a":[1,{}],"b":null,"c":"é\u2028😀\"\\\n\u0001\u007f","d":[],"e":true,"f":{"g":"h"}}`))
+	v, err := pyfmt.DecodeOrdered([]byte(`{"a":[1,{}],"b":null,"c":"é\u2028😀\"\\\n\u0001\u007f","d":[],"e":true,"f":{"g":"h"}}`))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/fleetmux/fleetmux/mcp/pyfmt"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -21,20 +22,20 @@ func buildResult(ts *toolSpec, out any) (*sdk.CallToolResult, error) {
 	}
 	res := &sdk.CallToolResult{Content: []sdk.Content{}}
 	if ts.Wrapped {
-		wrapped := NewOMap().Set("result", out)
-		res.StructuredContent = json.RawMessage(CompactJSON(wrapped))
+		wrapped := pyfmt.NewOMap().Set("result", out)
+		res.StructuredContent = json.RawMessage(pyfmt.Compact(wrapped))
 		res.Meta = sdk.Meta{"fastmcp": map[string]any{"wrap_result": true}}
 		switch v := out.(type) {
 		case string:
 			res.Content = append(res.Content, &sdk.TextContent{Text: v})
 		default:
-			text := CompactJSON(v)
+			text := pyfmt.Compact(v)
 			if text != "[]" && text != "null" {
 				res.Content = append(res.Content, &sdk.TextContent{Text: text})
 			}
 		}
 	} else {
-		text := CompactJSON(out)
+		text := pyfmt.Compact(out)
 		res.StructuredContent = json.RawMessage(text)
 		res.Content = append(res.Content, &sdk.TextContent{Text: text})
 	}
@@ -99,7 +100,7 @@ func limitResponse(res *sdk.CallToolResult, max int) *sdk.CallToolResult {
 		budget := max/2 - 200
 		text := tailTruncate(joined, budget)
 		out := &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: text}}, Meta: meta}
-		out.StructuredContent = json.RawMessage(CompactJSON(NewOMap().Set("result", text)))
+		out.StructuredContent = json.RawMessage(pyfmt.Compact(pyfmt.NewOMap().Set("result", text)))
 		if resultSize(out) <= max {
 			return out
 		}

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"testing"
 
+	"github.com/fleetmux/fleetmux/mcp/pyfmt"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -221,12 +222,12 @@ func sameKeyOrder(t *testing.T, a, b []byte) bool {
 }
 
 func propOrder(t *testing.T, b []byte) []string {
-	v, err := DecodeOrdered(b)
+	v, err := pyfmt.DecodeOrdered(b)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, _ := v.(*OMap).Get("properties")
-	pm, _ := p.(*OMap)
+	p, _ := v.(*pyfmt.OMap).Get("properties")
+	pm, _ := p.(*pyfmt.OMap)
 	if pm == nil {
 		return nil
 	}

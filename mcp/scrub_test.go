@@ -7,8 +7,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-
-	"github.com/fleetmux/fleetmux/store"
 )
 
 type memAuditor struct {
@@ -48,8 +46,6 @@ func TestSecretsNeverInAuditOrLogs(t *testing.T) {
 	logs := &syncBuf{}
 	e := newEnv(t, func(_ *testEnv, o *Options) {
 		o.Auditor = aud
-		o.Redact = store.Redact
-		o.ScrubError = store.ScrubSecrets
 		o.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	})
 	const secret = "S3CRET-opt-value"

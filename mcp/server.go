@@ -21,6 +21,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/fleetmux/fleetmux/mcp/pyfmt"
 	"github.com/fleetmux/fleetmux/store"
 	"github.com/fleetmux/fleetmux/transport"
 )
@@ -82,12 +83,6 @@ type Options struct {
 	Settings Settings
 	Backend  Backend
 	Auditor  Auditor // nil: audit only to the log
-	// Redact reduces raw arguments for the audit (store.Redact).
-	Redact func(map[string]any) map[string]any
-	// ScrubError replaces the sensitive argument values found in an error
-	// text before it is audited or logged (store.ScrubSecrets); tmux
-	// repeats a bad value in its errors.
-	ScrubError func(args map[string]any, text string) string
 	// State persists per-host state for list_hosts (optional).
 	State  HostStateStore
 	Logger *slog.Logger // nil: discard
@@ -207,8 +202,8 @@ func (s *Server) sdkTool(t *tool, fleet bool) *sdk.Tool {
 	in := ts.inputSchema(fleet, t.fanout())
 	for name, def := range t.defaults(s.opts.Settings) {
 		if props, ok := in.Get("properties"); ok {
-			if p, ok := props.(*OMap).Get(name); ok {
-				p.(*OMap).Set("default", def)
+			if p, ok := props.(*pyfmt.OMap).Get(name); ok {
+				p.(*pyfmt.OMap).Set("default", def)
 			}
 		}
 	}

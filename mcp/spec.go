@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/fleetmux/fleetmux/mcp/pyfmt"
 )
 
 // surfaceJSON is the part of the anchor's surface file that fixes tool
@@ -128,21 +130,21 @@ func toolSpecByName(name string) *toolSpec {
 // inputSchema returns the anchor's input schema with our descriptions
 // added to the tool's properties (and, when fleet is set, the host
 // parameter appended).
-func (t *toolSpec) inputSchema(fleet bool, hostGlob bool) *OMap {
-	v, err := DecodeOrdered(t.InputSchemaRaw)
+func (t *toolSpec) inputSchema(fleet bool, hostGlob bool) *pyfmt.OMap {
+	v, err := pyfmt.DecodeOrdered(t.InputSchemaRaw)
 	if err != nil {
 		panic(fmt.Sprintf("mcp: schema of %s: %v", t.Name, err))
 	}
-	root := v.(*OMap)
+	root := v.(*pyfmt.OMap)
 	props, _ := root.Get("properties")
-	pm, _ := props.(*OMap)
+	pm, _ := props.(*pyfmt.OMap)
 	if pm == nil {
-		pm = NewOMap()
+		pm = pyfmt.NewOMap()
 		root.Set("properties", pm)
 	}
 	for _, k := range pm.Keys() {
 		pv, _ := pm.Get(k)
-		if po, ok := pv.(*OMap); ok {
+		if po, ok := pv.(*pyfmt.OMap); ok {
 			if d := paramDescription(t.Name, k); d != "" {
 				pm.Set(k, withDescription(po, d))
 			}
@@ -153,7 +155,7 @@ func (t *toolSpec) inputSchema(fleet bool, hostGlob bool) *OMap {
 		if hostGlob {
 			d += " \"*\" or a glob runs on every matching host and merges the results."
 		}
-		h := NewOMap()
+		h := pyfmt.NewOMap()
 		h.Set("default", "local")
 		h.Set("description", d)
 		h.Set("type", "string")
@@ -164,22 +166,22 @@ func (t *toolSpec) inputSchema(fleet bool, hostGlob bool) *OMap {
 
 // withDescription inserts a description key, keeping keys sorted the way
 // pydantic emits them.
-func withDescription(o *OMap, d string) *OMap {
+func withDescription(o *pyfmt.OMap, d string) *pyfmt.OMap {
 	o.Set("description", d)
 	return o
 }
 
 // sortSchemaKeys sorts the keys of every schema object (pydantic's order)
 // except the contents of "properties", whose order is the parameter order.
-func sortSchemaKeys(o *OMap) *OMap {
-	out := NewOMap()
+func sortSchemaKeys(o *pyfmt.OMap) *pyfmt.OMap {
+	out := pyfmt.NewOMap()
 	keys := append([]string(nil), o.Keys()...)
 	sort.Strings(keys)
 	for _, k := range keys {
 		v, _ := o.Get(k)
 		if k == "properties" {
-			if pm, ok := v.(*OMap); ok {
-				np := NewOMap()
+			if pm, ok := v.(*pyfmt.OMap); ok {
+				np := pyfmt.NewOMap()
 				for _, pk := range pm.Keys() {
 					pv, _ := pm.Get(pk)
 					np.Set(pk, sortAny(pv))
@@ -199,7 +201,7 @@ func sortSchemaKeys(o *OMap) *OMap {
 
 func sortAny(v any) any {
 	switch x := v.(type) {
-	case *OMap:
+	case *pyfmt.OMap:
 		return sortSchemaKeys(x)
 	case []any:
 		out := make([]any, len(x))
@@ -213,10 +215,10 @@ func sortAny(v any) any {
 
 // outputSchema builds the result schema: a model's schema, or the wrapped
 // {"result": ...} form for text and list tools.
-func (t *toolSpec) outputSchema(fleet bool) *OMap {
+func (t *toolSpec) outputSchema(fleet bool) *pyfmt.OMap {
 	if t.Wrapped {
-		root := NewOMap()
-		props := NewOMap()
+		root := pyfmt.NewOMap()
+		props := pyfmt.NewOMap()
 		props.Set("result", typeSchema(t.Returns, fleet))
 		root.Set("properties", props)
 		root.Set("required", []string{"result"})
@@ -233,22 +235,22 @@ var hostModels = map[string]bool{
 	"PaneContentMatch": true, "ServerInfo": true, "PaneSnapshot": true,
 }
 
-func modelSchema(name string, fleet bool) *OMap { return modelSchemaNested(name, fleet, false) }
+func modelSchema(name string, fleet bool) *pyfmt.OMap { return modelSchemaNested(name, fleet, false) }
 
 // modelSchemaNested builds a model schema; nested suppresses the fleet-only
 // "servers" list inside its own items.
-func modelSchemaNested(name string, fleet, nested bool) *OMap {
+func modelSchemaNested(name string, fleet, nested bool) *pyfmt.OMap {
 	fields, ok := spec.Models[name]
 	if !ok {
 		panic("mcp: unknown model " + name)
 	}
-	root := NewOMap()
-	props := NewOMap()
+	root := pyfmt.NewOMap()
+	props := pyfmt.NewOMap()
 	var required []string
 	for _, f := range fields {
 		s := typeSchema(f.Type, fleet)
 		if f.Nullable {
-			n := NewOMap()
+			n := pyfmt.NewOMap()
 			n.Set("anyOf", []any{s, map[string]string{"type": "null"}})
 			n.Set("default", f.Default)
 			s = n
@@ -261,12 +263,12 @@ func modelSchemaNested(name string, fleet, nested bool) *OMap {
 		}
 	}
 	if fleet && hostModels[name] {
-		h := NewOMap()
+		h := pyfmt.NewOMap()
 		h.Set("anyOf", []any{map[string]string{"type": "string"}, map[string]string{"type": "null"}})
 		h.Set("default", nil)
 		props.Set("host", h)
 		if name == "ServerInfo" && !nested {
-			arr := NewOMap()
+			arr := pyfmt.NewOMap()
 			arr.Set("items", modelSchemaNested(name, fleet, true))
 			arr.Set("type", "array")
 			props.Set("servers", arr)
@@ -280,8 +282,8 @@ func modelSchemaNested(name string, fleet, nested bool) *OMap {
 	return root
 }
 
-func typeSchema(typ string, fleet bool) *OMap {
-	o := NewOMap()
+func typeSchema(typ string, fleet bool) *pyfmt.OMap {
+	o := pyfmt.NewOMap()
 	switch {
 	case typ == "string" || typ == "integer" || typ == "boolean" || typ == "number":
 		o.Set("type", typ)
@@ -301,7 +303,7 @@ func typeSchema(typ string, fleet bool) *OMap {
 			for _, a := range strings.Split(inner, "|") {
 				alts = append(alts, typeSchema(a, fleet))
 			}
-			ao := NewOMap()
+			ao := pyfmt.NewOMap()
 			ao.Set("anyOf", alts)
 			ap = ao
 		} else {

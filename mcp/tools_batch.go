@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fleetmux/fleetmux/mcp/pyfmt"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -139,18 +140,18 @@ func (c *Call) batchCheck(name string, maxTier Tier) string {
 	}
 	info, ok := c.LookupTool(name)
 	if !ok || !info.Visible {
-		return "Unknown tool: " + pyRepr(name)
+		return "Unknown tool: " + pyfmt.Repr(name)
 	}
 	if info.SelfBounded {
-		return "Tool " + pyRepr(name) + " enforces its own wait ceiling and cannot be batched; batching would multiply that ceiling by the operation count. Call it directly."
+		return "Tool " + pyfmt.Repr(name) + " enforces its own wait ceiling and cannot be batched; batching would multiply that ceiling by the operation count. Call it directly."
 	}
 	if ts := toolSpecByName(name); ts != nil {
 		if _, ok := ParseTier(ts.Tier); !ok {
-			return "Tool " + pyRepr(name) + " has no recognized safety tier tag."
+			return "Tool " + pyfmt.Repr(name) + " has no recognized safety tier tag."
 		}
 	}
 	if info.Tier > maxTier {
-		return "Tool " + pyRepr(name) + " has tier " + pyRepr(info.Tier.String()) + ", which exceeds batch tier " + maxTier.String() + "."
+		return "Tool " + pyfmt.Repr(name) + " has tier " + pyfmt.Repr(info.Tier.String()) + ", which exceeds batch tier " + maxTier.String() + "."
 	}
 	return ""
 }
@@ -168,7 +169,7 @@ func orderedJSON(v any) any {
 			return nil
 		}
 	}
-	out, err := DecodeOrdered(b)
+	out, err := pyfmt.DecodeOrdered(b)
 	if err != nil {
 		return nil
 	}
@@ -207,7 +208,7 @@ func limitBatch(res *batchResult, max int) {
 			continue
 		}
 		before := costs[i]
-		row.Content = []any{NewOMap().Set("type", "text").Set("text", batchTruncatedText)}
+		row.Content = []any{pyfmt.NewOMap().Set("type", "text").Set("text", batchTruncatedText)}
 		row.StructuredContent = nil
 		costs[i] = batchRowCost(row)
 		if d := before - costs[i]; d > 0 {
@@ -224,13 +225,13 @@ func limitBatch(res *batchResult, max int) {
 func batchBaseSize(res *batchResult) int {
 	head := *res
 	head.Results = []batchRow{}
-	return batchEnvelopeSize(CompactJSON(head))
+	return batchEnvelopeSize(pyfmt.Compact(head))
 }
 
 // batchRowCost is what one row adds to the envelope: its JSON text
 // escaped inside T plus its sorted form inside S.
 func batchRowCost(row *batchRow) int {
-	text := CompactJSON(row)
+	text := pyfmt.Compact(row)
 	return pyStrLen(text) - 2 + sortedJSONLen(text)
 }
 
@@ -289,7 +290,7 @@ func pyValueLen(v any) int {
 		}
 		return n
 	}
-	return len(CompactJSON(v))
+	return len(pyfmt.Compact(v))
 }
 
 // pyStrLen is the length of s as a JSON string literal written by

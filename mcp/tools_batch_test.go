@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fleetmux/fleetmux/mcp/pyfmt"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -315,7 +316,7 @@ func batchPyDumpsSorted(v any) string {
 	case json.Number:
 		return string(x)
 	case string:
-		return pyQuoteASCII(x)
+		return pyfmt.JSONQuote(x)
 	case []any:
 		parts := make([]string, len(x))
 		for i, e := range x {
@@ -330,7 +331,7 @@ func batchPyDumpsSorted(v any) string {
 		sort.Strings(keys)
 		parts := make([]string, len(keys))
 		for i, k := range keys {
-			parts[i] = pyQuoteASCII(k) + ":" + batchPyDumpsSorted(x[k])
+			parts[i] = pyfmt.JSONQuote(k) + ":" + batchPyDumpsSorted(x[k])
 		}
 		return "{" + strings.Join(parts, ",") + "}"
 	}
@@ -338,7 +339,7 @@ func batchPyDumpsSorted(v any) string {
 }
 
 func batchDirectEnvelopeSize(res *batchResult) int {
-	textJSON := CompactJSON(res)
+	textJSON := pyfmt.Compact(res)
 	dec := json.NewDecoder(strings.NewReader(textJSON))
 	dec.UseNumber()
 	var s any
@@ -355,9 +356,9 @@ func TestBatchEnvelopeSizeMatchesDirectComputation(t *testing.T) {
 	mk := func(i int, payload string) batchRow {
 		return batchRow{
 			Index: i, Tool: "capture_pane", Success: true, ElapsedSeconds: 0.00123,
-			Content:           []any{NewOMap().Set("type", "text").Set("text", payload)},
-			StructuredContent: NewOMap().Set("result", payload),
-			Meta:              NewOMap().Set("fastmcp", NewOMap().Set("wrap_result", true)),
+			Content:           []any{pyfmt.NewOMap().Set("type", "text").Set("text", payload)},
+			StructuredContent: pyfmt.NewOMap().Set("result", payload),
+			Meta:              pyfmt.NewOMap().Set("fastmcp", pyfmt.NewOMap().Set("wrap_result", true)),
 		}
 	}
 	msg := "Unknown tool: 'x'"

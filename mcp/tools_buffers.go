@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fleetmux/fleetmux/mcp/pyfmt"
 	"github.com/fleetmux/fleetmux/tmux"
 	"github.com/fleetmux/fleetmux/transport"
 )
@@ -36,7 +37,7 @@ func newBufferName(logical *string) (string, error) {
 	base := "buf"
 	if logical != nil && *logical != "" {
 		if !logicalNameRE.MatchString(*logical) {
-			return "", expectedf("Invalid logical buffer name: %s", pyRepr(*logical))
+			return "", expectedf("Invalid logical buffer name: %s", pyfmt.Repr(*logical))
 		}
 		base = *logical
 	}
@@ -52,7 +53,7 @@ func newBufferName(logical *string) (string, error) {
 // checkBufferName refuses names outside the agent namespace.
 func checkBufferName(name string) error {
 	if !bufferNameRE.MatchString(name) {
-		return expectedf("Invalid buffer name: %s", pyRepr(name))
+		return expectedf("Invalid buffer name: %s", pyfmt.Repr(name))
 	}
 	return nil
 }
@@ -95,7 +96,7 @@ func loadBuffer(ctx context.Context, c *Call) (any, error) {
 	// temporary file, so it works the same on a remote host.
 	content := []byte(c.StrOr("content", ""))
 	_, err = bufferCmd(ctx, srv, content,
-		"load-buffer timeout after 5s for "+pyRepr(name),
+		"load-buffer timeout after 5s for "+pyfmt.Repr(name),
 		func(d string) string { return "load-buffer failed: " + d },
 		tmux.LoadBuffer(name))
 	if err != nil {
@@ -118,7 +119,7 @@ func pasteBuffer(ctx context.Context, c *Call) (any, error) {
 	if _, err := srv.Do(ctx, tmux.PasteBuffer(id, name, false, c.Bool("bracket"))); err != nil {
 		return nil, err
 	}
-	return "Buffer " + pyRepr(name) + " pasted to pane " + id, nil
+	return "Buffer " + pyfmt.Repr(name) + " pasted to pane " + id, nil
 }
 
 func showBuffer(ctx context.Context, c *Call) (any, error) {
@@ -128,8 +129,8 @@ func showBuffer(ctx context.Context, c *Call) (any, error) {
 		return nil, err
 	}
 	out, err := bufferCmd(ctx, srv, nil,
-		"show-buffer timeout after 5s for "+pyRepr(name),
-		func(d string) string { return "show-buffer failed for " + pyRepr(name) + ": " + d },
+		"show-buffer timeout after 5s for "+pyfmt.Repr(name),
+		func(d string) string { return "show-buffer failed for " + pyfmt.Repr(name) + ": " + d },
 		tmux.ShowBuffer(name))
 	if err != nil {
 		return nil, err
@@ -150,13 +151,13 @@ func deleteBuffer(ctx context.Context, c *Call) (any, error) {
 		return nil, err
 	}
 	_, err := bufferCmd(ctx, srv, nil,
-		"delete-buffer timeout after 5s for "+pyRepr(name),
-		func(d string) string { return "delete-buffer failed for " + pyRepr(name) + ": " + d },
+		"delete-buffer timeout after 5s for "+pyfmt.Repr(name),
+		func(d string) string { return "delete-buffer failed for " + pyfmt.Repr(name) + ": " + d },
 		tmux.DeleteBuffer(name))
 	if err != nil {
 		return nil, err
 	}
-	return "Buffer " + pyRepr(name) + " deleted", nil
+	return "Buffer " + pyfmt.Repr(name) + " deleted", nil
 }
 
 // pySplitLines is Python's str.splitlines(): universal line boundaries,

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fleetmux/fleetmux/mcp/pyfmt"
 )
 
 func TestBufferRoundTrip(t *testing.T) {
@@ -58,7 +60,7 @@ func TestBufferNames(t *testing.T) {
 		e.ok("load_buffer", map[string]any{"content": "v", "logical_name": ok}, nil)
 	}
 	for _, bad := range []string{"has space", "with/slash", strings.Repeat("x", 65), "semi;colon"} {
-		e.fail("load_buffer", map[string]any{"content": "v", "logical_name": bad}, "Invalid logical buffer name: "+pyRepr(bad))
+		e.fail("load_buffer", map[string]any{"content": "v", "logical_name": bad}, "Invalid logical buffer name: "+pyfmt.Repr(bad))
 	}
 	for _, tool := range []string{"paste_buffer", "show_buffer", "delete_buffer"} {
 		e.fail(tool, map[string]any{"buffer_name": "clipboard"}, "Invalid buffer name: 'clipboard'")

@@ -15,6 +15,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/fleetmux/fleetmux/mcp/pyfmt"
 	"github.com/fleetmux/fleetmux/tmux"
 )
 
@@ -158,7 +159,7 @@ func (r *paneReader) historyLimit(ctx context.Context) (int, error) {
 func pyValueError(err error) error {
 	var pe *tmux.ParseError
 	if errors.As(err, &pe) && !pe.Unpack {
-		return unexpected("ValueError", fmt.Errorf("invalid literal for int() with base 10: %s", pyRepr(pe.Value)))
+		return unexpected("ValueError", fmt.Errorf("invalid literal for int() with base 10: %s", pyfmt.Repr(pe.Value)))
 	}
 	return unexpected("ValueError", err)
 }
@@ -433,45 +434,8 @@ func encodeSinceCursor(paneID string, st tmux.PaneState, rows []string) string {
 		}
 	}
 	fmt.Fprintf(&b, `{"anchor_abs":%d,"anchor_hash":%s,"below_hashes":[%s],"history_size":%d,"pane_height":%d,"pane_id":%s,"pane_pid":%s,"version":1}`,
-		st.AbsCursor(), anchor, strings.Join(below, ","), st.HistorySize, st.PaneHeight, pyJSONString(paneID), pyJSONString(st.PanePid))
+		st.AbsCursor(), anchor, strings.Join(below, ","), st.HistorySize, st.PaneHeight, pyfmt.JSONQuote(paneID), pyfmt.JSONQuote(st.PanePid))
 	return captureSinceCursorPrefix + base64.RawURLEncoding.EncodeToString([]byte(b.String()))
-}
-
-// pyJSONString encodes s as Python's json.dumps does by default
-// (ensure_ascii: every non-ASCII character as \uXXXX).
-func pyJSONString(s string) string {
-	var b strings.Builder
-	b.WriteByte('"')
-	for _, r := range s {
-		switch r {
-		case '"':
-			b.WriteString(`\"`)
-		case '\\':
-			b.WriteString(`\\`)
-		case '\n':
-			b.WriteString(`\n`)
-		case '\r':
-			b.WriteString(`\r`)
-		case '\t':
-			b.WriteString(`\t`)
-		case '\b':
-			b.WriteString(`\b`)
-		case '\f':
-			b.WriteString(`\f`)
-		default:
-			switch {
-			case r < 0x20 || (r > 0x7f && r <= 0xffff):
-				fmt.Fprintf(&b, `\u%04x`, r)
-			case r > 0xffff:
-				r -= 0x10000
-				fmt.Fprintf(&b, `\u%04x\u%04x`, 0xd800+(r>>10), 0xdc00+(r&0x3ff))
-			default:
-				b.WriteRune(r)
-			}
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
 }
 
 func badCursor(reason string) error {

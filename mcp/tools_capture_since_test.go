@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fleetmux/fleetmux/mcp/pyfmt"
 	"github.com/fleetmux/fleetmux/tmux"
 )
 
@@ -122,7 +123,7 @@ func TestCaptureSinceCursorRoundTrip(t *testing.T) {
 	if !strings.Contains(string(raw), `"anchor_hash":null,"below_hashes":[]`) {
 		t.Fatalf("no rows: %s", raw)
 	}
-	if got := pyJSONString("é\"\x01😀"); got != `"\u00e9\"\u0001\ud83d\ude00"` {
+	if got := pyfmt.JSONQuote("é\"\x01😀"); got != `"\u00e9\"\u0001\ud83d\ude00"` {
 		t.Fatalf("pyJSONString = %s", got)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"time"
 
+	"github.com/fleetmux/fleetmux/mcp/pyfmt"
 	"github.com/fleetmux/fleetmux/tmux"
 )
 
@@ -27,7 +28,7 @@ var (
 // wait-for command is built.
 func checkChannel(name string) error {
 	if !channelNameRE.MatchString(name) {
-		return expectedf("Invalid channel name: %s", pyRepr(name))
+		return expectedf("Invalid channel name: %s", pyfmt.Repr(name))
 	}
 	return nil
 }
@@ -42,7 +43,7 @@ func decodedStderr(out *tmux.Output) string {
 // direct tmux invocation that exited non-zero without stderr.
 func calledProcessError(srv *tmux.Server, out *tmux.Output, cmd tmux.Cmd) string {
 	argv := srv.PlainArgv(cmd)
-	return fmt.Sprintf("Command '%s' returned non-zero exit status %d.", pyList(argv), out.ExitCode)
+	return fmt.Sprintf("Command '%s' returned non-zero exit status %d.", pyfmt.List(argv), out.ExitCode)
 }
 
 func waitForChannel(ctx context.Context, c *Call) (any, error) {
@@ -64,7 +65,7 @@ func waitForChannel(ctx context.Context, c *Call) (any, error) {
 			return nil, ctx.Err()
 		}
 		if wctx.Err() != nil {
-			return nil, expectedf("wait-for timeout: channel %s was not signalled within %ss", pyRepr(name), pyFloat(eff))
+			return nil, expectedf("wait-for timeout: channel %s was not signalled within %ss", pyfmt.Repr(name), pyfmt.Float(eff))
 		}
 		return nil, err
 	}
@@ -73,7 +74,7 @@ func waitForChannel(ctx context.Context, c *Call) (any, error) {
 		if detail == "" {
 			detail = fmt.Sprintf("exit %d", out.ExitCode)
 		}
-		return nil, expectedf("wait-for failed for channel %s: %s", pyRepr(name), detail)
+		return nil, expectedf("wait-for failed for channel %s: %s", pyfmt.Repr(name), detail)
 	}
 	// tmux also exits 0 when the server goes away (kill-server, SIGTERM),
 	// so a clean exit only means "signalled" while the server still runs.
@@ -82,9 +83,9 @@ func waitForChannel(ctx context.Context, c *Call) (any, error) {
 		return nil, err
 	}
 	if !alive {
-		return nil, expectedf("wait-for returned for channel %s but the tmux server is no longer running, so the channel was probably never signalled — tmux exits 0 for both. Re-check the work you were waiting on.", pyRepr(name))
+		return nil, expectedf("wait-for returned for channel %s but the tmux server is no longer running, so the channel was probably never signalled — tmux exits 0 for both. Re-check the work you were waiting on.", pyfmt.Repr(name))
 	}
-	return fmt.Sprintf("Channel %s was signalled (timeout %ss)", pyRepr(name), pyFloat(eff)), nil
+	return fmt.Sprintf("Channel %s was signalled (timeout %ss)", pyfmt.Repr(name), pyfmt.Float(eff)), nil
 }
 
 // channelServerAlive probes list-sessions (which never starts a server);
@@ -115,7 +116,7 @@ func signalChannel(ctx context.Context, c *Call) (any, error) {
 			return nil, ctx.Err()
 		}
 		if sctx.Err() != nil {
-			return nil, expectedf("signal-channel timeout after 5.0s: channel %s", pyRepr(name))
+			return nil, expectedf("signal-channel timeout after 5.0s: channel %s", pyfmt.Repr(name))
 		}
 		return nil, err
 	}
@@ -124,7 +125,7 @@ func signalChannel(ctx context.Context, c *Call) (any, error) {
 		if detail == "" {
 			detail = calledProcessError(srv, out, signal)
 		}
-		return nil, expectedf("signal-channel failed for channel %s: %s", pyRepr(name), detail)
+		return nil, expectedf("signal-channel failed for channel %s: %s", pyfmt.Repr(name), detail)
 	}
-	return fmt.Sprintf("Channel %s signalled", pyRepr(name)), nil
+	return fmt.Sprintf("Channel %s signalled", pyfmt.Repr(name)), nil
 }

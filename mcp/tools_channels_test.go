@@ -10,19 +10,20 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fleetmux/fleetmux/mcp/pyfmt"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 func TestChannelNames(t *testing.T) {
 	e := newEnv(t)
 	for _, ok := range []string{"tests_done", "deploy.prod", "ns:ready-2", "a", strings.Repeat("c", 128)} {
-		if got := e.ok("signal_channel", map[string]any{"channel": ok}, nil); got != "Channel "+pyRepr(ok)+" signalled" {
+		if got := e.ok("signal_channel", map[string]any{"channel": ok}, nil); got != "Channel "+pyfmt.Repr(ok)+" signalled" {
 			t.Fatalf("signal %q = %q", ok, got)
 		}
 	}
 	for _, bad := range []string{"", "has space", "a/b", strings.Repeat("c", 129), "!bang", "semi;colon"} {
-		e.fail("signal_channel", map[string]any{"channel": bad}, "Invalid channel name: "+pyRepr(bad))
-		e.fail("wait_for_channel", map[string]any{"channel": bad, "timeout": 5}, "Invalid channel name: "+pyRepr(bad))
+		e.fail("signal_channel", map[string]any{"channel": bad}, "Invalid channel name: "+pyfmt.Repr(bad))
+		e.fail("wait_for_channel", map[string]any{"channel": bad, "timeout": 5}, "Invalid channel name: "+pyfmt.Repr(bad))
 	}
 }
 

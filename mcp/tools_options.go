@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/fleetmux/fleetmux/mcp/pyfmt"
 	"github.com/fleetmux/fleetmux/tmux"
 )
 
@@ -32,7 +33,7 @@ func (c *Call) resolveScopedTarget(ctx context.Context, srv *tmux.Server) (scope
 	scope := c.Str("scope")
 	if scope != nil {
 		if !tmux.ValidScope(*scope) {
-			return st, expectedf("Invalid scope: %s. Valid: pane, server, session, window", pyRepr(*scope))
+			return st, expectedf("Invalid scope: %s. Valid: pane, server, session, window", pyfmt.Repr(*scope))
 		}
 		st.scope = *scope
 	}
@@ -323,7 +324,7 @@ func optionValue(option string, lines []string) any {
 	}
 	switch hit.key {
 	case "command-alias":
-		m := NewOMap()
+		m := pyfmt.NewOMap()
 		for _, v := range hit.arr.sortedVals() {
 			if v == nil {
 				continue
@@ -334,7 +335,7 @@ func optionValue(option string, lines []string) any {
 		}
 		return m
 	case "terminal-overrides":
-		m := NewOMap()
+		m := pyfmt.NewOMap()
 		for _, v := range hit.arr.sortedVals() {
 			if v == nil {
 				continue
@@ -343,10 +344,10 @@ func optionValue(option string, lines []string) any {
 			term := parts[0]
 			cur, ok := m.Get(term)
 			if !ok {
-				cur = NewOMap()
+				cur = pyfmt.NewOMap()
 				m.Set(term, cur)
 			}
-			feats := cur.(*OMap)
+			feats := cur.(*pyfmt.OMap)
 			for _, f := range parts[1:] {
 				if k, val, ok := strings.Cut(f, "="); ok {
 					if allASCIIDigits(val) {
@@ -361,7 +362,7 @@ func optionValue(option string, lines []string) any {
 		}
 		return m
 	}
-	m := NewOMap()
+	m := pyfmt.NewOMap()
 	for n, i := range hit.arr.idx {
 		if v := hit.arr.vals[n]; v != nil {
 			m.Set(strconv.Itoa(i), *v)
@@ -500,7 +501,7 @@ func showEnvironment(ctx context.Context, c *Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	vars := NewOMap()
+	vars := pyfmt.NewOMap()
 	for _, line := range out.Lines() {
 		// "-NAME" (marked for removal) has no "=" and is keyed as printed.
 		if k, v, ok := strings.Cut(line, "="); ok {
@@ -530,7 +531,7 @@ func setEnvironment(ctx context.Context, c *Call) (any, error) {
 	// libtmux raises a plain ValueError here, which the reference reports
 	// as an unexpected error.
 	if lines := nonEmptyLines(out.ErrLines()); len(lines) > 0 {
-		return nil, &ToolError{Msg: "Unexpected error: ValueError: tmux set-environment stderr: " + pyList(lines), Class: "ValueError"}
+		return nil, &ToolError{Msg: "Unexpected error: ValueError: tmux set-environment stderr: " + pyfmt.List(lines), Class: "ValueError"}
 	}
 	return EnvironmentSetResult{Name: name, Value: value, Status: "set"}, nil
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/fleetmux/fleetmux/mcp/pyfmt"
 	"github.com/fleetmux/fleetmux/tmux"
 )
 
@@ -169,7 +170,7 @@ func pasteLoadBuffer(ctx context.Context, srv *tmux.Server, name string, data []
 	out, err := srv.ExecInput(lctx, data, load)
 	if err != nil {
 		if ctx.Err() == nil && errors.Is(lctx.Err(), context.DeadlineExceeded) {
-			return expectedf("load-buffer timeout after 5s for %s", pyRepr(name))
+			return expectedf("load-buffer timeout after 5s for %s", pyfmt.Repr(name))
 		}
 		if errors.Is(err, tmux.ErrBinaryNotFound) || ctx.Err() != nil {
 			return err
@@ -179,20 +180,11 @@ func pasteLoadBuffer(ctx context.Context, srv *tmux.Server, name string, data []
 	if out.ExitCode != 0 {
 		detail := strings.TrimSpace(strings.ToValidUTF8(string(out.Stderr), "\uFFFD"))
 		if detail == "" {
-			detail = fmt.Sprintf("Command %s returned non-zero exit status %d.", panePyList(srv.CmdArgv(load)), out.ExitCode)
+			detail = fmt.Sprintf("Command %s returned non-zero exit status %d.", pyfmt.List(srv.CmdArgv(load)), out.ExitCode)
 		}
 		return expectedf("load-buffer failed: %s", detail)
 	}
 	return nil
-}
-
-// panePyList renders a list of strings as Python's repr would.
-func panePyList(items []string) string {
-	q := make([]string, len(items))
-	for i, s := range items {
-		q[i] = pyRepr(s)
-	}
-	return "[" + strings.Join(q, ", ") + "]"
 }
 
 func toolCapturePane(ctx context.Context, c *Call) (any, error) {

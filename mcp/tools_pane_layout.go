@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/fleetmux/fleetmux/mcp/pyfmt"
 	"github.com/fleetmux/fleetmux/tmux"
 )
 
@@ -161,7 +162,7 @@ func toolFindPaneByPosition(ctx context.Context, c *Call) (any, error) {
 		}
 	}
 	if len(matches) == 0 {
-		return nil, expectedf("No pane found at corner %s in window %s. This is unusual \u2014 built-in layouts always have a pane at every corner.", pyRepr(corner), w["window_id"])
+		return nil, expectedf("No pane found at corner %s in window %s. This is unusual \u2014 built-in layouts always have a pane at every corner.", pyfmt.Repr(corner), w["window_id"])
 	}
 	// Several candidates (a single pane touches every edge): the one whose
 	// top-left cell lies furthest from the origin wins, for every corner;

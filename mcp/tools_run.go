@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/fleetmux/fleetmux/mcp/pyfmt"
 	"github.com/fleetmux/fleetmux/tmux"
 )
 
@@ -69,7 +70,7 @@ func runCommand(ctx context.Context, c *Call) (any, error) {
 	case err != nil:
 		return nil, err
 	case out.ExitCode != 0:
-		return nil, expectedf("wait-for failed for run_command channel %s: %s", pyRepr(channel), stderrOrExit(out))
+		return nil, expectedf("wait-for failed for run_command channel %s: %s", pyfmt.Repr(channel), stderrOrExit(out))
 	}
 	elapsed := time.Since(started).Seconds()
 
@@ -85,7 +86,7 @@ func runCommand(ctx context.Context, c *Call) (any, error) {
 		}
 		n, perr := tmux.ParseInt(text)
 		if perr != nil || text == "" {
-			return nil, expectedf("run_command could not read exit status from %s", pyRepr(statusOption))
+			return nil, expectedf("run_command could not read exit status from %s", pyfmt.Repr(statusOption))
 		}
 		exitStatus = &n
 		_, _ = srv.Exec(ctx, tmux.UnsetPaneOption(paneID, statusOption))

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fleetmux/fleetmux/mcp/pyfmt"
 	"github.com/fleetmux/fleetmux/tmux"
 )
 
@@ -113,7 +114,7 @@ func sendKeysBatch(ctx context.Context, c *Call) (any, error) {
 }
 
 func batchTimeoutMsg(timeout float64) string {
-	return fmt.Sprintf("batch execution exceeded timeout of %ss", pyFloat(timeout))
+	return fmt.Sprintf("batch execution exceeded timeout of %ss", pyfmt.Float(timeout))
 }
 
 // sendKeysOp resolves the operation's pane and sends its keys and the
@@ -165,18 +166,9 @@ func timedSend(ctx context.Context, srv *tmux.Server, cmd tmux.Cmd, timeout floa
 	if out.ExitCode != 0 {
 		detail := pyStrip(strings.ToValidUTF8(string(out.Stderr), "\uFFFD"))
 		if detail == "" {
-			detail = fmt.Sprintf("Command %s returned non-zero exit status %d.", pyList(srv.PlainArgv(cmd)), out.ExitCode)
+			detail = fmt.Sprintf("Command %s returned non-zero exit status %d.", pyfmt.List(srv.PlainArgv(cmd)), out.ExitCode)
 		}
 		return expectedf("send-keys failed: %s", detail)
 	}
 	return nil
-}
-
-// pyList renders a string list as Python's repr does.
-func pyList(items []string) string {
-	q := make([]string, len(items))
-	for i, s := range items {
-		q[i] = pyRepr(s)
-	}
-	return "[" + strings.Join(q, ", ") + "]"
 }

@@ -3,6 +3,8 @@ package mcp
 import (
 	"strings"
 	"testing"
+
+	"github.com/fleetmux/fleetmux/mcp/pyfmt"
 )
 
 func TestSendKeysBatchOrderAndErrors(t *testing.T) {
@@ -104,7 +106,7 @@ func TestSendKeysBatchBytesAndTimeout(t *testing.T) {
 			map[string]any{"keys": "never", "pane_id": catPane},
 			map[string]any{"keys": "never", "pane_id": "%4242"},
 		}}, &r)
-		want := "batch execution exceeded timeout of " + pyFloat(timeout) + "s"
+		want := "batch execution exceeded timeout of " + pyfmt.Float(timeout) + "s"
 		if r.Succeeded != 0 || r.Failed != 2 || r.Results[1].PaneID == nil || *r.Results[1].PaneID != "%4242" || *r.Results[1].Error != want || r.Results[1].ElapsedSeconds != 0 {
 			t.Fatalf("timeout %v: %+v", timeout, r)
 		}

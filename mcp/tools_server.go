@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/fleetmux/fleetmux/mcp/pyfmt"
 	"github.com/fleetmux/fleetmux/tmux"
 )
 
@@ -179,7 +180,7 @@ func killServer(ctx context.Context, c *Call) (any, error) {
 	if len(lines) > 0 && !daemonDown && !strings.Contains(joined, "server exited unexpectedly") {
 		quoted := make([]string, len(lines))
 		for i, l := range lines {
-			quoted[i] = pyRepr(l)
+			quoted[i] = pyfmt.Repr(l)
 		}
 		return nil, &ToolError{Msg: "tmux error: [" + strings.Join(quoted, ", ") + "]", Expected: true, Class: "LibTmuxException",
 			cause: &tmux.CommandError{Sub: "kill-server", Stderr: lines}}

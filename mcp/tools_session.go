@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 
+	"github.com/fleetmux/fleetmux/mcp/pyfmt"
 	"github.com/fleetmux/fleetmux/tmux"
 )
 
@@ -52,7 +53,7 @@ func createWindow(ctx context.Context, c *Call) (any, error) {
 		case "after":
 			nw.After = true
 		default:
-			return nil, expectedf("Invalid direction: %s. Valid: after, before", pyRepr(*d))
+			return nil, expectedf("Invalid direction: %s. Valid: after, before", pyfmt.Repr(*d))
 		}
 	}
 	lines, err := srv.Do(ctx, nw.Cmd())
@@ -102,7 +103,7 @@ func selectWindow(ctx context.Context, c *Call) (any, error) {
 	}
 	step, ok := tmux.WindowStep(s["session_id"], *dir)
 	if !ok {
-		return nil, expectedf("Invalid direction: %s. Valid: next, previous, last", pyRepr(*dir))
+		return nil, expectedf("Invalid direction: %s. Valid: next, previous, last", pyfmt.Repr(*dir))
 	}
 	if _, err := srv.Do(ctx, step); err != nil {
 		return nil, err

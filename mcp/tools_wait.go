@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fleetmux/fleetmux/mcp/pyfmt"
 	"github.com/fleetmux/fleetmux/tmux"
 )
 
@@ -276,10 +277,10 @@ func waitForText(ctx context.Context, c *Call) (any, error) {
 		timeout = *f
 	}
 	if interval < 0.01 {
-		return nil, expectedf("interval must be at least 0.01 s (received %s)", pyFloat(interval))
+		return nil, expectedf("interval must be at least 0.01 s (received %s)", pyfmt.Float(interval))
 	}
 	if timeout <= 0 {
-		return nil, expectedf("timeout must be positive (received %s)", pyFloat(timeout))
+		return nil, expectedf("timeout must be positive (received %s)", pyfmt.Float(timeout))
 	}
 	_, patternsGiven := c.Args["patterns"].([]any)
 	patterns := c.Strings("patterns")
@@ -411,7 +412,7 @@ loop:
 		outcome = "alternate_screen"
 	}
 	if !found {
-		_ = c.Warn(ctx, fmt.Sprintf("No match in pane %s before %ss timeout", target, pyFloat(effective)))
+		_ = c.Warn(ctx, fmt.Sprintf("No match in pane %s before %ss timeout", target, pyfmt.Float(effective)))
 	}
 	w, wb := waitTailLines, waitTailBytes
 	return WaitForTextResult{

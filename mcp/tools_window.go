@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/fleetmux/fleetmux/mcp/pyfmt"
 	"github.com/fleetmux/fleetmux/tmux"
 )
 
@@ -70,7 +71,7 @@ func splitWindow(ctx context.Context, c *Call) (any, error) {
 		case "left":
 			split.Vertical, split.Before = false, true
 		default:
-			return nil, expectedf("Invalid direction: %s. Valid: above, below, left, right", pyRepr(*d))
+			return nil, expectedf("Invalid direction: %s. Valid: above, below, left, right", pyfmt.Repr(*d))
 		}
 	}
 	var target string
@@ -142,7 +143,7 @@ func renameWindow(ctx context.Context, c *Call) (any, error) {
 func checkLayout(c *Call) error {
 	layout := c.StrOr("layout", "")
 	if err := tmux.CheckLayout(layout); layout != "" && err != nil {
-		return expectedf("Invalid layout %s: %v. Use even-horizontal, even-vertical, main-horizontal, main-vertical, tiled, or a layout string from #{window_layout}.", pyRepr(layout), err)
+		return expectedf("Invalid layout %s: %v. Use even-horizontal, even-vertical, main-horizontal, main-vertical, tiled, or a layout string from #{window_layout}.", pyfmt.Repr(layout), err)
 	}
 	return nil
 }

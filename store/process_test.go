@@ -3,6 +3,7 @@ package store
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -48,7 +49,7 @@ func helperMain(mode string) int {
 			var recs []Record
 			for j := range 1 + i%3 {
 				recs = append(recs, Record{PID: os.Getpid(), Host: host, Tool: fmt.Sprintf("t%d.%d", i, j), Outcome: OutcomeOK,
-					Args: RedactJSON([]byte(`{"keys":"kill-test-secret","pane_id":"%1"}`))})
+					Args: json.RawMessage(`{"keys":{"len":16,"sha256_prefix":"3a8c1f0d2b9e"},"pane_id":"%1"}`)})
 			}
 			if err := s.Append(ctx, recs...); err != nil {
 				fmt.Fprintln(os.Stderr, err)

@@ -62,6 +62,9 @@ type Record struct {
 	Parent string `json:"parent,omitempty"`
 }
 
+// truncationSuffix marks a field Append cut to its limit.
+const truncationSuffix = "...<truncated>"
+
 // normalize returns the record as Append stores it.
 func (r Record) normalize(now time.Time) Record {
 	r.Seq = 0
@@ -73,7 +76,7 @@ func (r Record) normalize(now time.Time) Record {
 		*f = truncateBytes(*f, MaxNameBytes)
 	}
 	if len(r.Error) > MaxErrorBytes {
-		r.Error = truncateBytes(r.Error, MaxErrorBytes-len(TruncationSuffix)) + TruncationSuffix
+		r.Error = truncateBytes(r.Error, MaxErrorBytes-len(truncationSuffix)) + truncationSuffix
 	}
 	if len(r.Args) > 0 && !json.Valid(r.Args) {
 		sum := sha256.Sum256(r.Args)

@@ -118,7 +118,7 @@ func seedAudit(t *testing.T) *store.Store {
 		{Time: auditNow.Add(-3 * time.Hour), Host: "local", Tool: "list_sessions", Outcome: "ok",
 			Duration: 1234 * time.Microsecond, Args: json.RawMessage(`{}`)},
 		{Time: auditNow.Add(-30 * time.Minute), Host: "devbox-3", Tool: "send_keys", Outcome: "ok", Parent: "call_mutating_tools_batch",
-			Duration: 2500 * time.Millisecond, Args: store.RedactJSON(json.RawMessage(`{"pane_id":"%1","keys":"hello"}`))},
+			Duration: 2500 * time.Millisecond, Args: json.RawMessage(`{"pane_id":"%1","keys":{"len":5,"sha256_prefix":"2cf24dba5fb0"}}`)},
 		{Time: auditNow.Add(-10 * time.Minute), Host: "devbox-3", Tool: "kill_server", Outcome: "refused",
 			Error: "Tool 'kill_server' requires tier destructive\nsecond line \x1b[31m", Args: json.RawMessage(`{"socket_name": "a\u001b[2Jb"}`)},
 	}

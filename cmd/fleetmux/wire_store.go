@@ -41,8 +41,6 @@ const retentionInterval = time.Hour
 // without persisted records. A file that is only locked for now is not
 // given up on: each call's record waits for the lock again (bounded).
 func wireStore(ctx context.Context, g *globalFlags, o *mcp.Options, log *slog.Logger, cleanup *func()) error {
-	o.Redact = store.Redact
-	o.ScrubError = store.ScrubSecrets
 	if g.noAudit {
 		return nil
 	}

@@ -1,4 +1,4 @@
-package store
+package mcp
 
 import (
 	"encoding/hex"
@@ -16,13 +16,13 @@ import (
 // as a whole word, so a one-letter key does not mangle every message.
 const minScrubSubstring = 4
 
-// ScrubSecrets replaces, in text, every sensitive argument value of a
+// scrubSecrets replaces, in text, every sensitive argument value of a
 // call (the values Redact digests: keys, text, command, value, content,
 // shell, environment values, also inside batch operations) with a short
 // digest "<redacted len=N sha256=PREFIX>". tmux repeats a bad value in
 // its error ("unknown value: S3CRET"), and error texts are stored in the
 // audit and logged; the digest keeps them comparable without the secret.
-func ScrubSecrets(args map[string]any, text string) string {
+func scrubSecrets(args map[string]any, text string) string {
 	if text == "" || len(args) == 0 {
 		return text
 	}

@@ -1,4 +1,4 @@
-package store
+package mcp
 
 import (
 	"strings"
@@ -30,7 +30,7 @@ func TestScrubSecrets(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := ScrubSecrets(tt.args, tt.text)
+			got := scrubSecrets(tt.args, tt.text)
 			for _, g := range tt.gone {
 				if strings.Contains(got, g) {
 					t.Errorf("%q still contains %q", got, g)
