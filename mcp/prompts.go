@@ -55,37 +55,15 @@ func (s *Server) addPrompts() {
 		}
 		s.sdk.AddPrompt(p, promptHandler(pd, ps))
 	}
-	s.sdk.AddReceivingMiddleware(func(next sdk.MethodHandler) sdk.MethodHandler {
-		return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
-			res, err := next(ctx, method, req)
-			if method != "prompts/list" || err != nil {
-				return res, err
-			}
-			lr, ok := res.(*sdk.ListPromptsResult)
-			if !ok {
-				return res, err
-			}
-			// Registration order, as the anchor lists them (the SDK sorts).
-			byName := map[string]*sdk.Prompt{}
-			for _, p := range lr.Prompts {
-				byName[p.Name] = p
-			}
-			out := *lr
-			out.Prompts = []*sdk.Prompt{}
-			for _, pd := range promptDefs {
-				if p, ok := byName[pd.name]; ok {
-					out.Prompts = append(out.Prompts, p)
-					delete(byName, pd.name)
-				}
-			}
-			for _, p := range lr.Prompts {
-				if _, ok := byName[p.Name]; ok {
-					out.Prompts = append(out.Prompts, p)
-				}
-			}
-			return &out, nil
-		}
-	})
+}
+
+// promptNames lists the prompts in registration order.
+func promptNames() []string {
+	names := make([]string, len(promptDefs))
+	for i, pd := range promptDefs {
+		names[i] = pd.name
+	}
+	return names
 }
 
 func promptSpecByName(name string) promptSpec {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -139,8 +138,8 @@ var resourceTemplates = sync.OnceValue(func() []*resourceTemplate {
 	return out
 })
 
-// addResources registers the six templates and the resources/read
-// interceptor that answers with the anchor's matching and error codes.
+// addResources registers the six templates (Server.middleware answers
+// resources/read with the anchor's matching and error codes).
 func (s *Server) addResources() {
 	for _, rt := range resourceTemplates() {
 		rs := rt.spec
@@ -151,48 +150,17 @@ func (s *Server) addResources() {
 			MIMEType:    rs.MIMEType,
 			Description: resourceDescriptions[rs.Name],
 			Meta:        sdk.Meta{"fastmcp": map[string]any{"tags": []string{}}},
-		}, func(ctx context.Context, req *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
-			return s.readResource(ctx, req.Params.URI)
-		})
+		}, nil) // resources/read is answered by Server.middleware
 	}
-	s.sdk.AddReceivingMiddleware(func(next sdk.MethodHandler) sdk.MethodHandler {
-		return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
-			if method == "resources/templates/list" {
-				return reorderTemplates(next(ctx, method, req))
-			}
-			if method != "resources/read" {
-				return next(ctx, method, req)
-			}
-			rr, ok := req.(*sdk.ReadResourceRequest)
-			if !ok || rr.Params == nil {
-				return next(ctx, method, req)
-			}
-			return s.readResource(ctx, rr.Params.URI)
-		}
-	})
 }
 
-// reorderTemplates lists the templates in registration order, as the
-// anchor does (the SDK sorts them).
-func reorderTemplates(res sdk.Result, err error) (sdk.Result, error) {
-	lr, ok := res.(*sdk.ListResourceTemplatesResult)
-	if err != nil || !ok {
-		return res, err
+// templateNames lists the resource templates in registration order.
+func templateNames() []string {
+	var names []string
+	for _, rt := range resourceTemplates() {
+		names = append(names, rt.spec.URITemplate)
 	}
-	pos := map[string]int{}
-	for i, rt := range resourceTemplates() {
-		pos[rt.spec.URITemplate] = i + 1
-	}
-	out := *lr
-	out.ResourceTemplates = append([]*sdk.ResourceTemplate(nil), lr.ResourceTemplates...)
-	sort.SliceStable(out.ResourceTemplates, func(i, j int) bool {
-		pi, pj := pos[out.ResourceTemplates[i].URITemplate], pos[out.ResourceTemplates[j].URITemplate]
-		if pi == 0 || pj == 0 {
-			return pi != 0 && pj == 0
-		}
-		return pi < pj
-	})
-	return &out, nil
+	return names
 }
 
 // readResource finds the first template matching uri and reads it.

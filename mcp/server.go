@@ -15,6 +15,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -22,7 +23,6 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/fleetmux/fleetmux/mcp/pyfmt"
-	"github.com/fleetmux/fleetmux/store"
 	"github.com/fleetmux/fleetmux/transport"
 )
 
@@ -72,20 +72,12 @@ type Auditor interface {
 	Append(ctx context.Context, ev AuditEvent) error
 }
 
-// HostStateStore persists host state across restarts (store.Store).
-type HostStateStore interface {
-	PutHostState(ctx context.Context, st store.HostState) error
-	HostStates(ctx context.Context) (map[string]store.HostState, error)
-}
-
 // Options configure a Server.
 type Options struct {
 	Settings Settings
 	Backend  Backend
-	Auditor  Auditor // nil: audit only to the log
-	// State persists per-host state for list_hosts (optional).
-	State  HostStateStore
-	Logger *slog.Logger // nil: discard
+	Auditor  Auditor      // nil: audit only to the log
+	Logger   *slog.Logger // nil: discard
 	// Getenv reads per-call variables (LIBTMUX_SOCKET, TMUX_PANE, ...).
 	Getenv func(string) string
 }
@@ -101,8 +93,6 @@ type Server struct {
 	getenv    func(string) string
 	auditWarn sync.Once
 }
-
-const unknownToolName = "fleetmux.unknown-tool"
 
 // New builds the server: instructions, the tool table filtered by tier,
 // resources and prompts.
@@ -148,10 +138,9 @@ func New(opts Options) (*Server, error) {
 		}
 		s.sdk.AddTool(s.sdkTool(t, fleet), s.toolHandler(t.spec.Name))
 	}
-	s.sdk.AddTool(&sdk.Tool{Name: unknownToolName, InputSchema: map[string]any{"type": "object"}}, s.unknownHandler)
-	s.sdk.AddReceivingMiddleware(s.middleware)
 	s.addResources()
 	s.addPrompts()
+	s.sdk.AddReceivingMiddleware(s.middleware)
 	return s, nil
 }
 
@@ -233,53 +222,80 @@ func (s *Server) sdkTool(t *tool, fleet bool) *sdk.Tool {
 
 func boolPtr(b bool) *bool { return &b }
 
-// middleware reorders tools/list into registration order (the SDK sorts
-// by name) and routes calls of unknown or hidden tools to the handler
-// that answers like the anchor.
+// middleware is where fleetmux answers differently from the SDK, as the
+// anchor does: tools, prompts and resource templates are listed in
+// registration order (the SDK sorts them by name); a call of an unknown
+// or hidden tool gets the anchor's tool error (the SDK answers with a
+// JSON-RPC error); resources/read matches URIs and words errors the
+// anchor's way.
 func (s *Server) middleware(next sdk.MethodHandler) sdk.MethodHandler {
 	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
 		switch method {
 		case "tools/call":
-			cr, ok := req.(*sdk.CallToolRequest)
-			if ok && cr.Params != nil {
-				if t := s.byName[cr.Params.Name]; t == nil || !s.visible(t) || cr.Params.Name == unknownToolName {
-					ctx = context.WithValue(ctx, unknownNameKey{}, cr.Params.Name)
-					cr.Params.Name = unknownToolName
+			if cr, ok := req.(*sdk.CallToolRequest); ok && cr.Params != nil {
+				if t := s.byName[cr.Params.Name]; t == nil || !s.visible(t) {
+					raw, _ := decodeArgs(cr.Params.Arguments)
+					return s.dispatch(ctx, cr, cr.Params.Name, raw, ""), nil
 				}
 			}
-			return next(ctx, method, req)
+		case "resources/read":
+			if rr, ok := req.(*sdk.ReadResourceRequest); ok && rr.Params != nil {
+				return s.readResource(ctx, rr.Params.URI)
+			}
 		case "tools/list":
 			res, err := next(ctx, method, req)
-			if err != nil {
-				return res, err
+			if lr, ok := res.(*sdk.ListToolsResult); ok && err == nil {
+				out := *lr
+				out.Tools = inOrder(lr.Tools, func(t *sdk.Tool) string { return t.Name }, s.toolNames())
+				return &out, nil
 			}
-			lr, ok := res.(*sdk.ListToolsResult)
-			if !ok {
-				return res, err
+			return res, err
+		case "prompts/list":
+			res, err := next(ctx, method, req)
+			if lr, ok := res.(*sdk.ListPromptsResult); ok && err == nil {
+				out := *lr
+				out.Prompts = inOrder(lr.Prompts, func(p *sdk.Prompt) string { return p.Name }, promptNames())
+				return &out, nil
 			}
-			byName := map[string]*sdk.Tool{}
-			for _, t := range lr.Tools {
-				byName[t.Name] = t
+			return res, err
+		case "resources/templates/list":
+			res, err := next(ctx, method, req)
+			if lr, ok := res.(*sdk.ListResourceTemplatesResult); ok && err == nil {
+				out := *lr
+				out.ResourceTemplates = inOrder(lr.ResourceTemplates, func(t *sdk.ResourceTemplate) string { return t.URITemplate }, templateNames())
+				return &out, nil
 			}
-			out := *lr
-			out.Tools = []*sdk.Tool{}
-			for _, t := range s.tools {
-				if st, ok := byName[t.spec.Name]; ok {
-					out.Tools = append(out.Tools, st)
-				}
-			}
-			return &out, nil
+			return res, err
 		}
 		return next(ctx, method, req)
 	}
 }
 
-type unknownNameKey struct{}
+// inOrder returns items ordered as their keys appear in order; items
+// whose key is not in order follow, in their own order.
+func inOrder[T any](items []T, key func(T) string, order []string) []T {
+	pos := make(map[string]int, len(order))
+	for i, k := range order {
+		pos[k] = i + 1
+	}
+	out := append(make([]T, 0, len(items)), items...)
+	sort.SliceStable(out, func(i, j int) bool {
+		pi, pj := pos[key(out[i])], pos[key(out[j])]
+		if pi == 0 || pj == 0 {
+			return pi != 0 && pj == 0
+		}
+		return pi < pj
+	})
+	return out
+}
 
-func (s *Server) unknownHandler(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-	name, _ := ctx.Value(unknownNameKey{}).(string)
-	raw, _ := decodeArgs(req.Params.Arguments)
-	return s.dispatch(ctx, req, name, raw, ""), nil
+// toolNames lists the served tools in registration order.
+func (s *Server) toolNames() []string {
+	names := make([]string, len(s.tools))
+	for i, t := range s.tools {
+		names[i] = t.spec.Name
+	}
+	return names
 }
 
 func (s *Server) toolHandler(name string) sdk.ToolHandler {

@@ -21,8 +21,6 @@ import (
 	"github.com/fleetmux/fleetmux/transport"
 )
 
-func init() { subcommands["bench"] = runBench }
-
 const benchUsage = `Usage: fleetmux bench [--hosts PATTERNS] [--host H] [--n N] [--json]
 
 Measures tool-call latency (p50/p90) through the full MCP layer for

@@ -361,20 +361,17 @@ func TestWireStoreLockedAtStartup(t *testing.T) {
 	g.register(fs)
 	g.state = path
 	var logs bytes.Buffer
-	var o mcp.Options
-	cleanup := func() {}
-	if err := wireStore(context.Background(), &g, &o, slog.New(slog.NewTextHandler(&logs, nil)), &cleanup); err != nil {
-		t.Fatal(err)
-	}
-	defer cleanup()
+	opened, stop := openStore(context.Background(), &g, slog.New(slog.NewTextHandler(&logs, nil)))
+	defer stop()
 	holder.Close()
-	if o.Auditor == nil || o.State == nil {
-		t.Fatalf("no auditor after a busy start-up; log:\n%s", logs.String())
+	if opened == nil {
+		t.Fatalf("no store after a busy start-up; log:\n%s", logs.String())
 	}
+	var auditor mcp.Auditor = &storeAuditor{st: opened, pid: os.Getpid()}
 	if !strings.Contains(logs.String(), "busy") {
 		t.Errorf("log %q", logs.String())
 	}
-	if err := o.Auditor.Append(context.Background(), mcp.AuditEvent{Time: time.Now(), Host: "local", Tool: "list_sessions", Outcome: "ok"}); err != nil {
+	if err := auditor.Append(context.Background(), mcp.AuditEvent{Time: time.Now(), Host: "local", Tool: "list_sessions", Outcome: "ok"}); err != nil {
 		t.Fatal(err)
 	}
 	st, err := store.Open(path, store.Options{})

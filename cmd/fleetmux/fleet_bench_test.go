@@ -97,7 +97,7 @@ func fleetClient20(b *testing.B, cfgPath, pattern string) *sdk.ClientSession {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { f.Close() })
-	srv, err := mcp.New(mcp.Options{Settings: mcp.Settings{Safety: mcp.TierReadonly, SuppressHistory: true, WaitMax: 30}, Backend: mcp.FleetBackend(f),
+	srv, err := mcp.New(mcp.Options{Settings: mcp.Settings{Safety: mcp.TierReadonly, SuppressHistory: true, WaitMax: 30}, Backend: fleetBackend{f: f},
 		Getenv: func(k string) string {
 			if k == "TMUX" || k == "TMUX_PANE" {
 				return ""

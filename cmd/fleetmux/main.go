@@ -33,6 +33,8 @@ var subcommands = map[string]func(args []string, stdout, stderr io.Writer) int{
 	"tools": runTools,
 	"call":  runCall,
 	"hosts": runHosts,
+	"audit": runAudit,
+	"bench": runBench,
 }
 
 func main() {
@@ -244,7 +246,10 @@ func newLogger(level string, w io.Writer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l}))
 }
 
-// build assembles the MCP server from flags and the environment.
+// build assembles the MCP server from flags and the environment: the
+// audit store first (fleet mode persists host state in it), then the
+// fleet. It returns the server and the cleanup that stops what it
+// started.
 func build(ctx context.Context, g *globalFlags, log *slog.Logger) (*mcp.Server, func(), error) {
 	settings, err := mcp.SettingsFromEnv(nil)
 	if err != nil {
@@ -254,9 +259,21 @@ func build(ctx context.Context, g *globalFlags, log *slog.Logger) (*mcp.Server, 
 		log.Warn(w)
 	}
 	opts := mcp.Options{Settings: settings, Logger: log}
-	cleanup := func() {}
-	if err := wire(ctx, g, &opts, log, &cleanup); err != nil {
+	st, stopStore := openStore(ctx, g, log)
+	if st != nil {
+		opts.Auditor = &storeAuditor{st: st, pid: os.Getpid()}
+	}
+	backend, closeFleet, err := openFleet(g, st, log)
+	if err != nil {
+		stopStore()
 		return nil, nil, err
+	}
+	if backend != nil {
+		opts.Backend = backend
+	}
+	cleanup := func() {
+		closeFleet()
+		stopStore()
 	}
 	srv, err := mcp.New(opts)
 	if err != nil {
@@ -264,17 +281,6 @@ func build(ctx context.Context, g *globalFlags, log *slog.Logger) (*mcp.Server, 
 		return nil, nil, err
 	}
 	return srv, cleanup, nil
-}
-
-func wire(ctx context.Context, g *globalFlags, o *mcp.Options, log *slog.Logger, cleanup *func()) error {
-	// The store first: fleet mode persists host state in it.
-	hooks := append([]func(context.Context, *globalFlags, *mcp.Options, *slog.Logger, *func()) error{wireStore}, wireFleet)
-	for _, h := range hooks {
-		if err := h(ctx, g, o, log, cleanup); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 func serve(g *globalFlags, stderr io.Writer) int {

@@ -8,36 +8,41 @@ import (
 
 	"github.com/fleetmux/fleetmux/fleet"
 	"github.com/fleetmux/fleetmux/mcp"
+	"github.com/fleetmux/fleetmux/store"
 	"github.com/fleetmux/fleetmux/tmux"
 	"github.com/fleetmux/fleetmux/transport"
 )
 
-// wireFleet switches on fleet mode when --hosts selects remote hosts.
-func wireFleet(ctx context.Context, g *globalFlags, o *mcp.Options, log *slog.Logger, cleanup *func()) error {
+// openFleet switches on fleet mode when --hosts selects remote hosts:
+// it returns the fleet's backend and the function that closes it (a nil
+// backend and a no-op in local mode). Host state persists in st when the
+// store is open.
+func openFleet(g *globalFlags, st *store.Store, log *slog.Logger) (mcp.Backend, func(), error) {
+	noop := func() {}
 	if g.hosts == "" {
 		if len(g.hostSafety) > 0 || g.noLocal {
-			return fmt.Errorf("--host-safety and --no-local need --hosts")
+			return nil, noop, fmt.Errorf("--host-safety and --no-local need --hosts")
 		}
-		return nil
+		return nil, noop, nil
 	}
 	sel, err := fleet.ParseSelection(g.hosts)
 	if err != nil {
-		return err
+		return nil, noop, err
 	}
 	safety, err := fleet.ParseHostSafety(g.hostSafety)
 	if err != nil {
-		return err
+		return nil, noop, err
 	}
 	inv, err := fleet.LoadInventory(fleet.InventoryOptions{UserConfig: g.sshConfig})
 	if err != nil {
-		return err
+		return nil, noop, err
 	}
 	for _, w := range inv.Warnings() {
 		log.Warn(w)
 	}
 	selected := inv.Select(sel)
 	if len(selected) == 0 {
-		return fmt.Errorf("--hosts %q matches no Host alias in %v (see fleetmux hosts)", g.hosts, inv.Files())
+		return nil, noop, fmt.Errorf("--hosts %q matches no Host alias in %v (see fleetmux hosts)", g.hosts, inv.Files())
 	}
 	if !g.noLocal {
 		selected = append(selected, fleet.LocalHost)
@@ -46,25 +51,19 @@ func wireFleet(ctx context.Context, g *globalFlags, o *mcp.Options, log *slog.Lo
 		log.Warn(w)
 	}
 	var state fleet.StateStore
-	if o.State != nil {
-		state = o.State
+	if st != nil {
+		state = st
 	}
 	f, err := fleet.New(fleet.Options{Inventory: inv, Selection: sel, NoLocal: g.noLocal, Safety: safety, State: state, Logger: log, SSH: transport.SSHOptions{Logger: log}})
 	if err != nil {
-		return err
+		return nil, noop, err
 	}
-	o.Backend = mcp.FleetBackend(f)
 	if g.warm {
 		// Serving: dial the hosts now, in the background, so the agent's
 		// first call finds warm connections. Never delays the handshake.
 		f.Warm(0)
 	}
-	prev := *cleanup
-	*cleanup = func() {
-		_ = f.Close()
-		prev()
-	}
-	return nil
+	return fleetBackend{f: f}, func() { _ = f.Close() }, nil
 }
 
 // checkOneHost backs `fleetmux hosts --check`: it connects to one host,

@@ -4,17 +4,12 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"os"
 	"sync"
 	"time"
 
 	"github.com/fleetmux/fleetmux/mcp"
 	"github.com/fleetmux/fleetmux/store"
 )
-
-func init() {
-	subcommands["audit"] = runAudit
-}
 
 // statePath is --state, FLEETMUX_STATE (already the flag default) or the
 // XDG default.
@@ -36,33 +31,32 @@ var storeLockTimeout = store.DefaultLockTimeout
 // again after the pass at start-up.
 const retentionInterval = time.Hour
 
-// wireStore opens the audit store. A store that cannot be opened never
-// stops fleetmux from serving: the error is logged and calls go on
-// without persisted records. A file that is only locked for now is not
-// given up on: each call's record waits for the lock again (bounded).
-func wireStore(ctx context.Context, g *globalFlags, o *mcp.Options, log *slog.Logger, cleanup *func()) error {
+// openStore opens the audit store and starts retention in the
+// background (at start-up, then hourly); stop ends retention and waits
+// for it. A store that cannot be opened never stops fleetmux from
+// serving: the error is logged, the store is nil and calls go on without
+// persisted records. A file that is only locked for now is not given up
+// on: each call's record waits for the lock again (bounded).
+func openStore(ctx context.Context, g *globalFlags, log *slog.Logger) (st *store.Store, stop func()) {
+	stop = func() {}
 	if g.noAudit {
-		return nil
+		return nil, stop
 	}
 	path, err := statePath(g)
 	if err != nil {
 		log.Error("audit unavailable: no state path (use --state or FLEETMUX_STATE)", "error", err)
-		return nil
+		return nil, stop
 	}
 	sopts := store.Options{LockTimeout: storeLockTimeout}
-	st, err := store.OpenContext(ctx, path, sopts)
+	st, err = store.OpenContext(ctx, path, sopts)
 	if errors.Is(err, store.ErrLocked) {
 		log.Warn("state file busy at start-up; records will be written once the lock is free", "error", err)
 		st, err = store.Handle(path, sopts)
 	}
 	if err != nil {
 		log.Error("audit unavailable; serving tools without persisted records", "error", err)
-		return nil
+		return nil, stop
 	}
-	o.Auditor = &storeAuditor{st: st, pid: os.Getpid()}
-	o.State = st
-	// Retention runs in the background, at start-up and then hourly;
-	// cleanup stops it and waits for it.
 	var wg sync.WaitGroup
 	pctx, cancel := context.WithCancel(context.Background())
 	wg.Go(func() {
@@ -83,13 +77,10 @@ func wireStore(ctx context.Context, g *globalFlags, o *mcp.Options, log *slog.Lo
 			}
 		}
 	})
-	prev := *cleanup
-	*cleanup = func() {
+	return st, func() {
 		cancel()
 		wg.Wait()
-		prev()
 	}
-	return nil
 }
 
 // storeAuditor adapts the store to mcp.Auditor.

@@ -1,44 +1,43 @@
-package mcp
+package main
 
 import (
 	"context"
 	"time"
 
 	"github.com/fleetmux/fleetmux/fleet"
+	"github.com/fleetmux/fleetmux/mcp"
 	"github.com/fleetmux/fleetmux/transport"
 )
 
-// fleetBackend serves fleet mode from a *fleet.Fleet.
+// fleetBackend adapts a *fleet.Fleet to mcp.Backend and mcp.HostLister.
+// With no remote host selected it behaves exactly like
+// mcp.LocalBackend (local mode surface).
 type fleetBackend struct{ f *fleet.Fleet }
 
-// FleetBackend adapts a fleet to the MCP server. With no remote host
-// selected it behaves exactly like LocalBackend (local mode surface).
-func FleetBackend(f *fleet.Fleet) Backend { return &fleetBackend{f: f} }
-
-func (b *fleetBackend) Runner(ctx context.Context, host string) (transport.Runner, error) {
+func (b fleetBackend) Runner(ctx context.Context, host string) (transport.Runner, error) {
 	return b.f.Runner(ctx, host)
 }
-func (b *fleetBackend) Fleet() bool                      { return b.f.Remote() }
-func (b *fleetBackend) Match(p string) ([]string, error) { return b.f.Match(p) }
-func (b *fleetBackend) Local(h string) bool              { return b.f.IsLocal(h) }
-func (b *fleetBackend) Cap(h string) (Tier, bool) {
+func (b fleetBackend) Fleet() bool                      { return b.f.Remote() }
+func (b fleetBackend) Match(p string) ([]string, error) { return b.f.Match(p) }
+func (b fleetBackend) Local(h string) bool              { return b.f.IsLocal(h) }
+func (b fleetBackend) Cap(h string) (mcp.Tier, bool) {
 	c, ok := b.f.Cap(h)
 	if !ok {
 		return 0, false
 	}
-	t, ok := ParseTier(c)
+	t, ok := mcp.ParseTier(c)
 	return t, ok
 }
 
 // HostStatuses implements HostLister.
-func (b *fleetBackend) HostStatuses(ctx context.Context, serverTier Tier) []HostStatus {
-	var out []HostStatus
+func (b fleetBackend) HostStatuses(ctx context.Context, serverTier mcp.Tier) []mcp.HostStatus {
+	var out []mcp.HostStatus
 	for _, hi := range b.f.Statuses(ctx) {
 		eff := serverTier
-		if c, ok := ParseTier(hi.Cap); ok && hi.Cap != "" && c < eff {
+		if c, ok := mcp.ParseTier(hi.Cap); ok && hi.Cap != "" && c < eff {
 			eff = c
 		}
-		hs := HostStatus{Host: hi.Host, Safety: eff.String(), State: hi.State}
+		hs := mcp.HostStatus{Host: hi.Host, Safety: eff.String(), State: hi.State}
 		if hi.HostName != "" {
 			hs.HostName = &hi.HostName
 		}
