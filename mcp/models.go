@@ -32,20 +32,27 @@ type WindowInfo struct {
 	Host         *string `json:"host,omitempty"`
 }
 
+// PaneEdges is where a pane sits in its window: the edge coordinates and
+// which window edges it touches. The pane models embed it where the
+// anchor lists these fields (encoding/json keeps them in place).
+type PaneEdges struct {
+	PaneLeft     *int  `json:"pane_left"`
+	PaneTop      *int  `json:"pane_top"`
+	PaneRight    *int  `json:"pane_right"`
+	PaneBottom   *int  `json:"pane_bottom"`
+	PaneAtLeft   *bool `json:"pane_at_left"`
+	PaneAtRight  *bool `json:"pane_at_right"`
+	PaneAtTop    *bool `json:"pane_at_top"`
+	PaneAtBottom *bool `json:"pane_at_bottom"`
+}
+
 // PaneInfo is the anchor's PaneInfo result model.
 type PaneInfo struct {
-	PaneID             string  `json:"pane_id"`
-	PaneIndex          *string `json:"pane_index"`
-	PaneWidth          *string `json:"pane_width"`
-	PaneHeight         *string `json:"pane_height"`
-	PaneLeft           *int    `json:"pane_left"`
-	PaneTop            *int    `json:"pane_top"`
-	PaneRight          *int    `json:"pane_right"`
-	PaneBottom         *int    `json:"pane_bottom"`
-	PaneAtLeft         *bool   `json:"pane_at_left"`
-	PaneAtRight        *bool   `json:"pane_at_right"`
-	PaneAtTop          *bool   `json:"pane_at_top"`
-	PaneAtBottom       *bool   `json:"pane_at_bottom"`
+	PaneID     string  `json:"pane_id"`
+	PaneIndex  *string `json:"pane_index"`
+	PaneWidth  *string `json:"pane_width"`
+	PaneHeight *string `json:"pane_height"`
+	PaneEdges
 	PaneTty            *string `json:"pane_tty"`
 	PaneCurrentCommand *string `json:"pane_current_command"`
 	PaneCurrentPath    *string `json:"pane_current_path"`
@@ -60,15 +67,8 @@ type PaneInfo struct {
 
 // PaneContentMatch is the anchor's PaneContentMatch result model.
 type PaneContentMatch struct {
-	PaneID             string   `json:"pane_id"`
-	PaneLeft           *int     `json:"pane_left"`
-	PaneTop            *int     `json:"pane_top"`
-	PaneRight          *int     `json:"pane_right"`
-	PaneBottom         *int     `json:"pane_bottom"`
-	PaneAtLeft         *bool    `json:"pane_at_left"`
-	PaneAtRight        *bool    `json:"pane_at_right"`
-	PaneAtTop          *bool    `json:"pane_at_top"`
-	PaneAtBottom       *bool    `json:"pane_at_bottom"`
+	PaneID string `json:"pane_id"`
+	PaneEdges
 	PaneTty            *string  `json:"pane_tty"`
 	PaneCurrentCommand *string  `json:"pane_current_command"`
 	PaneCurrentPath    *string  `json:"pane_current_path"`
@@ -199,20 +199,13 @@ type ToolCallBatchResult struct {
 
 // PaneSnapshot is the anchor's PaneSnapshot result model.
 type PaneSnapshot struct {
-	PaneID                string  `json:"pane_id"`
-	Content               string  `json:"content"`
-	CursorX               int     `json:"cursor_x"`
-	CursorY               int     `json:"cursor_y"`
-	PaneWidth             int     `json:"pane_width"`
-	PaneHeight            int     `json:"pane_height"`
-	PaneLeft              *int    `json:"pane_left"`
-	PaneTop               *int    `json:"pane_top"`
-	PaneRight             *int    `json:"pane_right"`
-	PaneBottom            *int    `json:"pane_bottom"`
-	PaneAtLeft            *bool   `json:"pane_at_left"`
-	PaneAtRight           *bool   `json:"pane_at_right"`
-	PaneAtTop             *bool   `json:"pane_at_top"`
-	PaneAtBottom          *bool   `json:"pane_at_bottom"`
+	PaneID     string `json:"pane_id"`
+	Content    string `json:"content"`
+	CursorX    int    `json:"cursor_x"`
+	CursorY    int    `json:"cursor_y"`
+	PaneWidth  int    `json:"pane_width"`
+	PaneHeight int    `json:"pane_height"`
+	PaneEdges
 	PaneTty               *string `json:"pane_tty"`
 	PanePid               *string `json:"pane_pid"`
 	PaneDead              *bool   `json:"pane_dead"`

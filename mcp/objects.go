@@ -87,20 +87,23 @@ func (c *Call) windowInfo(a tmux.Attrs) WindowInfo {
 }
 
 // paneInfo serialises a listed pane; caller is the per-call caller check.
+// paneEdges reads a pane's position fields.
+func paneEdges(a tmux.Attrs) PaneEdges {
+	return PaneEdges{
+		PaneLeft: intAttr(a, "pane_left"), PaneTop: intAttr(a, "pane_top"),
+		PaneRight: intAttr(a, "pane_right"), PaneBottom: intAttr(a, "pane_bottom"),
+		PaneAtLeft: boolAttr(a, "pane_at_left"), PaneAtRight: boolAttr(a, "pane_at_right"),
+		PaneAtTop: boolAttr(a, "pane_at_top"), PaneAtBottom: boolAttr(a, "pane_at_bottom"),
+	}
+}
+
 func (c *Call) paneInfo(a tmux.Attrs, caller *callerCheck) PaneInfo {
 	return PaneInfo{
 		PaneID:             a["pane_id"],
 		PaneIndex:          attrPtr(a, "pane_index"),
 		PaneWidth:          attrPtr(a, "pane_width"),
 		PaneHeight:         attrPtr(a, "pane_height"),
-		PaneLeft:           intAttr(a, "pane_left"),
-		PaneTop:            intAttr(a, "pane_top"),
-		PaneRight:          intAttr(a, "pane_right"),
-		PaneBottom:         intAttr(a, "pane_bottom"),
-		PaneAtLeft:         boolAttr(a, "pane_at_left"),
-		PaneAtRight:        boolAttr(a, "pane_at_right"),
-		PaneAtTop:          boolAttr(a, "pane_at_top"),
-		PaneAtBottom:       boolAttr(a, "pane_at_bottom"),
+		PaneEdges:          paneEdges(a),
 		PaneTty:            attrPtr(a, "pane_tty"),
 		PaneCurrentCommand: attrPtr(a, "pane_current_command"),
 		PaneCurrentPath:    attrPtr(a, "pane_current_path"),

@@ -215,15 +215,21 @@ func readSessions(ctx context.Context, s *Server, p map[string]string) (string, 
 // resourceSession finds a session by exact name.
 func resourceSession(ctx context.Context, srv *tmux.Server, name string) (tmux.Attrs, error) {
 	rows, err := srv.Sessions(ctx)
+	return firstRow(rows, err, "session_name", name, "Session not found: ")
+}
+
+// firstRow is the first of rows whose key field is value (resourceError
+// notFound+value when none is).
+func firstRow(rows []tmux.Attrs, err error, key, value, notFound string) (tmux.Attrs, error) {
 	if err != nil {
 		return nil, err
 	}
 	for _, r := range rows {
-		if r["session_name"] == name {
+		if r[key] == value {
 			return r, nil
 		}
 	}
-	return nil, &resourceError{"Session not found: " + name}
+	return nil, &resourceError{notFound + value}
 }
 
 func (c *Call) resourceSessionInfo(a tmux.Attrs) any {
@@ -340,15 +346,7 @@ func readWindow(ctx context.Context, s *Server, p map[string]string) (string, er
 // resourcePane finds a pane server-wide by exact id.
 func resourcePane(ctx context.Context, srv *tmux.Server, id string) (tmux.Attrs, error) {
 	rows, err := srv.Panes(ctx, tmux.PanesAll, "")
-	if err != nil {
-		return nil, err
-	}
-	for _, r := range rows {
-		if r["pane_id"] == id {
-			return r, nil
-		}
-	}
-	return nil, &resourceError{"Pane not found: " + id}
+	return firstRow(rows, err, "pane_id", id, "Pane not found: ")
 }
 
 func readPane(ctx context.Context, s *Server, p map[string]string) (string, error) {

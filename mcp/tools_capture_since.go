@@ -121,17 +121,13 @@ type paneReader struct {
 	paneID string
 }
 
-// state probes the pane; an empty reply reads as "0|0|0||0".
+// state probes the pane (tmux.PaneStateOf).
 func (r *paneReader) state(ctx context.Context) (tmux.PaneState, error) {
 	lines, err := r.srv.Display(ctx, r.paneID, tmux.PaneStateFormat)
 	if err != nil {
 		return tmux.PaneState{}, err
 	}
-	raw := "0|0|0||0"
-	if len(lines) > 0 {
-		raw = lines[0]
-	}
-	st, err := tmux.ParsePaneState(raw)
+	st, err := tmux.PaneStateOf(lines)
 	if err != nil {
 		return st, pyValueError(err)
 	}

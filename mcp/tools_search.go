@@ -121,14 +121,7 @@ func searchPanes(ctx context.Context, c *Call) (any, error) {
 		}
 		matches = append(matches, PaneContentMatch{
 			PaneID:             id,
-			PaneLeft:           intAttr(pane, "pane_left"),
-			PaneTop:            intAttr(pane, "pane_top"),
-			PaneRight:          intAttr(pane, "pane_right"),
-			PaneBottom:         intAttr(pane, "pane_bottom"),
-			PaneAtLeft:         boolAttr(pane, "pane_at_left"),
-			PaneAtRight:        boolAttr(pane, "pane_at_right"),
-			PaneAtTop:          boolAttr(pane, "pane_at_top"),
-			PaneAtBottom:       boolAttr(pane, "pane_at_bottom"),
+			PaneEdges:          paneEdges(pane),
 			PaneTty:            attrPtr(pane, "pane_tty"),
 			PaneCurrentCommand: attrPtr(pane, "pane_current_command"),
 			PaneCurrentPath:    attrPtr(pane, "pane_current_path"),

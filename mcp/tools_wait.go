@@ -59,11 +59,7 @@ func (b *boundedTmux) state(ctx context.Context, paneID string) (tmux.PaneState,
 	if err != nil {
 		return tmux.PaneState{}, err
 	}
-	raw := "0|0|0||0|0"
-	if len(out) > 0 {
-		raw = out[0]
-	}
-	st, err := tmux.ParsePaneState(raw)
+	st, err := tmux.PaneStateOf(out)
 	if err != nil {
 		return st, pyValueError(err)
 	}
@@ -75,7 +71,7 @@ func (b *boundedTmux) historyLimit(ctx context.Context, paneID string) (int, err
 	if err != nil {
 		return 0, err
 	}
-	if len(out) == 0 || !isASCIIDigits(out[0]) {
+	if len(out) == 0 || !allASCIIDigits(out[0]) {
 		return 0, nil
 	}
 	n, err := strconv.Atoi(out[0])
@@ -83,18 +79,6 @@ func (b *boundedTmux) historyLimit(ctx context.Context, paneID string) (int, err
 		return 0, nil
 	}
 	return n, nil
-}
-
-func isASCIIDigits(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
 }
 
 func (b *boundedTmux) capture(ctx context.Context, paneID string, start int) ([]string, error) {

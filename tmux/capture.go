@@ -45,6 +45,15 @@ func (e *ParseError) Error() string {
 	return fmt.Sprintf("invalid literal for int() with base 10: %q", e.Value)
 }
 
+// PaneStateOf parses the lines a PaneStateFormat read printed; no line
+// (a pane that vanished between commands) reads as all zeros.
+func PaneStateOf(lines []string) (PaneState, error) {
+	if len(lines) == 0 {
+		return ParsePaneState("0|0|0||0|0")
+	}
+	return ParsePaneState(lines[0])
+}
+
 // ParsePaneState parses a PaneStateFormat reply. The pid field may
 // contain anything; a missing alternate_on field (older tmux) means off.
 func ParsePaneState(raw string) (PaneState, error) {

@@ -5,7 +5,6 @@
 package tmux
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -146,17 +145,11 @@ func (s *Server) RunInput(ctx context.Context, stdin []byte, args ...string) (*O
 	return &Output{Stdout: res.Stdout, Stderr: res.Stderr, ExitCode: res.ExitCode}, nil
 }
 
-// Cmd runs a subcommand and turns any stderr output into a *CommandError,
-// as libtmux's checked commands do.
+// Cmd runs a subcommand given as plain arguments and turns any stderr
+// output into a *CommandError, as libtmux's checked commands do. Tools
+// build commands with the constructors of commands.go and use Do.
 func (s *Server) Cmd(ctx context.Context, args ...string) ([]string, error) {
-	out, err := s.Run(ctx, args...)
-	if err != nil {
-		return nil, err
-	}
-	if len(bytes.TrimSpace(out.Stderr)) > 0 {
-		return out.Lines(), &CommandError{Sub: subcommand(args), Stderr: out.ErrLines(), Argv: s.Argv(args...)}
-	}
-	return out.Lines(), nil
+	return s.Do(ctx, cmd(args...))
 }
 
 func subcommand(args []string) string {
