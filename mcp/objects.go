@@ -87,6 +87,15 @@ func (c *Call) windowInfo(a tmux.Attrs) WindowInfo {
 }
 
 // paneInfo serialises a listed pane; caller is the per-call caller check.
+// infos converts listed rows to result models, in order.
+func infos[T any](rows []tmux.Attrs, info func(tmux.Attrs) T) []T {
+	out := make([]T, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, info(r))
+	}
+	return out
+}
+
 // paneEdges reads a pane's position fields.
 func paneEdges(a tmux.Attrs) PaneEdges {
 	return PaneEdges{

@@ -195,9 +195,15 @@ func (s *Server) resourceCall(p map[string]string) *Call {
 	return &Call{s: s, Args: args, Host: LocalHost}
 }
 
-func readSessions(ctx context.Context, s *Server, p map[string]string) (string, error) {
+// resourceServer is the call and tmux server a resource URI reads from.
+func (s *Server) resourceServer(ctx context.Context, p map[string]string) (*Call, *tmux.Server, error) {
 	c := s.resourceCall(p)
 	srv, err := c.Tmux(ctx)
+	return c, srv, err
+}
+
+func readSessions(ctx context.Context, s *Server, p map[string]string) (string, error) {
+	c, srv, err := s.resourceServer(ctx, p)
 	if err != nil {
 		return "", err
 	}
@@ -265,8 +271,7 @@ func (c *Call) resourceWindows(ctx context.Context, srv *tmux.Server, sess tmux.
 // sessionAndWindows reads the session a resource URI names and its
 // windows.
 func sessionAndWindows(ctx context.Context, s *Server, p map[string]string) (*Call, tmux.Attrs, []any, error) {
-	c := s.resourceCall(p)
-	srv, err := c.Tmux(ctx)
+	c, srv, err := s.resourceServer(ctx, p)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -303,8 +308,7 @@ func readSessionWindows(ctx context.Context, s *Server, p map[string]string) (st
 }
 
 func readWindow(ctx context.Context, s *Server, p map[string]string) (string, error) {
-	c := s.resourceCall(p)
-	srv, err := c.Tmux(ctx)
+	c, srv, err := s.resourceServer(ctx, p)
 	if err != nil {
 		return "", err
 	}
@@ -350,8 +354,7 @@ func resourcePane(ctx context.Context, srv *tmux.Server, id string) (tmux.Attrs,
 }
 
 func readPane(ctx context.Context, s *Server, p map[string]string) (string, error) {
-	c := s.resourceCall(p)
-	srv, err := c.Tmux(ctx)
+	c, srv, err := s.resourceServer(ctx, p)
 	if err != nil {
 		return "", err
 	}
@@ -363,8 +366,7 @@ func readPane(ctx context.Context, s *Server, p map[string]string) (string, erro
 }
 
 func readPaneContent(ctx context.Context, s *Server, p map[string]string) (string, error) {
-	c := s.resourceCall(p)
-	srv, err := c.Tmux(ctx)
+	_, srv, err := s.resourceServer(ctx, p)
 	if err != nil {
 		return "", err
 	}

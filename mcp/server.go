@@ -242,32 +242,27 @@ func (s *Server) middleware(next sdk.MethodHandler) sdk.MethodHandler {
 			if rr, ok := req.(*sdk.ReadResourceRequest); ok && rr.Params != nil {
 				return s.readResource(ctx, rr.Params.URI)
 			}
-		case "tools/list":
+		case "tools/list", "prompts/list", "resources/templates/list":
 			res, err := next(ctx, method, req)
-			if lr, ok := res.(*sdk.ListToolsResult); ok && err == nil {
-				out := *lr
-				out.Tools = inOrder(lr.Tools, func(t *sdk.Tool) string { return t.Name }, s.toolNames())
-				return &out, nil
-			}
-			return res, err
-		case "prompts/list":
-			res, err := next(ctx, method, req)
-			if lr, ok := res.(*sdk.ListPromptsResult); ok && err == nil {
-				out := *lr
-				out.Prompts = inOrder(lr.Prompts, func(p *sdk.Prompt) string { return p.Name }, promptNames())
-				return &out, nil
-			}
-			return res, err
-		case "resources/templates/list":
-			res, err := next(ctx, method, req)
-			if lr, ok := res.(*sdk.ListResourceTemplatesResult); ok && err == nil {
-				out := *lr
-				out.ResourceTemplates = inOrder(lr.ResourceTemplates, func(t *sdk.ResourceTemplate) string { return t.URITemplate }, templateNames())
-				return &out, nil
+			if err == nil {
+				s.reorder(res)
 			}
 			return res, err
 		}
 		return next(ctx, method, req)
+	}
+}
+
+// reorder puts a list result (built afresh by the SDK for each request)
+// in registration order.
+func (s *Server) reorder(res sdk.Result) {
+	switch lr := res.(type) {
+	case *sdk.ListToolsResult:
+		lr.Tools = inOrder(lr.Tools, func(t *sdk.Tool) string { return t.Name }, s.toolNames())
+	case *sdk.ListPromptsResult:
+		lr.Prompts = inOrder(lr.Prompts, func(p *sdk.Prompt) string { return p.Name }, promptNames())
+	case *sdk.ListResourceTemplatesResult:
+		lr.ResourceTemplates = inOrder(lr.ResourceTemplates, func(t *sdk.ResourceTemplate) string { return t.URITemplate }, templateNames())
 	}
 }
 

@@ -29,6 +29,19 @@ func (c *Call) resolvePane(ctx context.Context, srv *tmux.Server) (tmux.Attrs, e
 	})
 }
 
+// sessionArg is the id of the session session_name or session_id names,
+// or "" when the call names none.
+func (c *Call) sessionArg(ctx context.Context) (string, error) {
+	if c.Str("session_name") == nil && c.Str("session_id") == nil {
+		return "", nil
+	}
+	s, err := c.resolveSession(ctx, c.srv)
+	if err != nil {
+		return "", err
+	}
+	return s["session_id"], nil
+}
+
 // paneInfoByID re-reads a pane the way libtmux refreshes one
 // (list-panes -t <id>, so a pane of a linked window is not ambiguous) and
 // serialises it.

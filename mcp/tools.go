@@ -126,9 +126,9 @@ var toolDefs = []toolDef{
 	{name: "wait_for_channel", target: targetServer, run: waitForChannel},
 	{name: "signal_channel", target: targetServer, run: signalChannel},
 	{name: "load_buffer", target: targetServer, run: loadBuffer},
-	{name: "paste_buffer", target: targetServer, run: pasteBuffer},
-	{name: "show_buffer", target: targetServer, run: showBuffer},
-	{name: "delete_buffer", target: targetServer, run: deleteBuffer},
+	{name: "paste_buffer", target: targetServer, check: checkBufferArg, run: pasteBuffer},
+	{name: "show_buffer", target: targetServer, check: checkBufferArg, run: showBuffer},
+	{name: "delete_buffer", target: targetServer, check: checkBufferArg, run: deleteBuffer},
 	{name: "show_hooks", target: targetServer, run: showHooks},
 	{name: "show_hook", target: targetServer, check: checkHookName, run: showHook},
 

@@ -51,6 +51,9 @@ func newBufferName(logical *string) (string, error) {
 }
 
 // checkBufferName refuses names outside the agent namespace.
+// checkBufferArg refuses a buffer_name fleetmux did not hand out.
+func checkBufferArg(c *Call) error { return checkBufferName(c.StrOr("buffer_name", "")) }
+
 func checkBufferName(name string) error {
 	if !bufferNameRE.MatchString(name) {
 		return expectedf("Invalid buffer name: %s", pyfmt.Repr(name))
@@ -107,10 +110,7 @@ func loadBuffer(ctx context.Context, c *Call) (any, error) {
 
 func pasteBuffer(ctx context.Context, c *Call) (any, error) {
 	srv := c.srv
-	name := c.StrOr("buffer_name", "")
-	if err := checkBufferName(name); err != nil {
-		return nil, err
-	}
+	name := c.StrOr("buffer_name", "") // checked by checkBufferArg
 	p, err := c.resolvePane(ctx, srv)
 	if err != nil {
 		return nil, err
@@ -124,10 +124,7 @@ func pasteBuffer(ctx context.Context, c *Call) (any, error) {
 
 func showBuffer(ctx context.Context, c *Call) (any, error) {
 	srv := c.srv
-	name := c.StrOr("buffer_name", "")
-	if err := checkBufferName(name); err != nil {
-		return nil, err
-	}
+	name := c.StrOr("buffer_name", "") // checked by checkBufferArg
 	out, err := bufferCmd(ctx, srv, nil,
 		"show-buffer timeout after 5s for "+pyfmt.Repr(name),
 		func(d string) string { return "show-buffer failed for " + pyfmt.Repr(name) + ": " + d },
@@ -146,10 +143,7 @@ func showBuffer(ctx context.Context, c *Call) (any, error) {
 
 func deleteBuffer(ctx context.Context, c *Call) (any, error) {
 	srv := c.srv
-	name := c.StrOr("buffer_name", "")
-	if err := checkBufferName(name); err != nil {
-		return nil, err
-	}
+	name := c.StrOr("buffer_name", "") // checked by checkBufferArg
 	_, err := bufferCmd(ctx, srv, nil,
 		"delete-buffer timeout after 5s for "+pyfmt.Repr(name),
 		func(d string) string { return "delete-buffer failed for " + pyfmt.Repr(name) + ": " + d },

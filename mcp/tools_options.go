@@ -102,37 +102,34 @@ func nonEmptyLines(lines []string) []string {
 	return out
 }
 
+// optionCmd resolves the call's scope and target, runs the option or
+// hook command build makes for them and returns what tmux printed, or
+// tmux's complaint as the error libtmux raises (optionError).
+func (c *Call) optionCmd(ctx context.Context, build func(tmux.OptionTarget) tmux.Cmd) (*tmux.Output, error) {
+	st, err := c.resolveScopedTarget(ctx, c.srv)
+	if err != nil {
+		return nil, err
+	}
+	cmd := build(c.optionTarget(st))
+	out, err := c.srv.Exec(ctx, cmd)
+	if err != nil {
+		return nil, err
+	}
+	return out, optionError(c.srv, out, cmd)
+}
+
 func showOption(ctx context.Context, c *Call) (any, error) {
-	srv := c.srv
-	st, err := c.resolveScopedTarget(ctx, srv)
-	if err != nil {
-		return nil, err
-	}
 	option := c.StrOr("option", "")
-	cmd := tmux.ShowOptions(c.optionTarget(st), option)
-	out, err := srv.Exec(ctx, cmd)
+	out, err := c.optionCmd(ctx, func(t tmux.OptionTarget) tmux.Cmd { return tmux.ShowOptions(t, option) })
 	if err != nil {
-		return nil, err
-	}
-	if err := optionError(srv, out, cmd); err != nil {
 		return nil, err
 	}
 	return OptionResult{Option: option, Value: optionValue(option, out.Lines())}, nil
 }
 
 func setOption(ctx context.Context, c *Call) (any, error) {
-	srv := c.srv
-	st, err := c.resolveScopedTarget(ctx, srv)
-	if err != nil {
-		return nil, err
-	}
 	option, value := c.StrOr("option", ""), c.StrOr("value", "")
-	cmd := tmux.SetOption(c.optionTarget(st), option, value)
-	out, err := srv.Exec(ctx, cmd)
-	if err != nil {
-		return nil, err
-	}
-	if err := optionError(srv, out, cmd); err != nil {
+	if _, err := c.optionCmd(ctx, func(t tmux.OptionTarget) tmux.Cmd { return tmux.SetOption(t, option, value) }); err != nil {
 		return nil, err
 	}
 	return OptionSetResult{Option: option, Value: value, Status: "set"}, nil
@@ -489,13 +486,9 @@ func pyShlexSplit(s string) ([]string, error) {
 
 func showEnvironment(ctx context.Context, c *Call) (any, error) {
 	srv := c.srv
-	session := ""
-	if c.Str("session_name") != nil || c.Str("session_id") != nil {
-		sess, err := c.resolveSession(ctx, srv)
-		if err != nil {
-			return nil, err
-		}
-		session = sess["session_id"]
+	session, err := c.sessionArg(ctx)
+	if err != nil {
+		return nil, err
 	}
 	out, err := srv.Exec(ctx, tmux.ShowEnvironment(session))
 	if err != nil {
@@ -516,13 +509,9 @@ func showEnvironment(ctx context.Context, c *Call) (any, error) {
 func setEnvironment(ctx context.Context, c *Call) (any, error) {
 	srv := c.srv
 	name, value := c.StrOr("name", ""), c.StrOr("value", "")
-	session := ""
-	if c.Str("session_name") != nil || c.Str("session_id") != nil {
-		sess, err := c.resolveSession(ctx, srv)
-		if err != nil {
-			return nil, err
-		}
-		session = sess["session_id"]
+	session, err := c.sessionArg(ctx)
+	if err != nil {
+		return nil, err
 	}
 	out, err := srv.Exec(ctx, tmux.SetEnvironment(session, name, value))
 	if err != nil {
@@ -623,18 +612,9 @@ func hookAttr(name string) string {
 }
 
 func showHook(ctx context.Context, c *Call) (any, error) {
-	srv := c.srv
-	st, err := c.resolveScopedTarget(ctx, srv)
-	if err != nil {
-		return nil, err
-	}
 	hook := c.StrOr("hook_name", "")
-	cmd := tmux.ShowHook(c.optionTarget(st), hook)
-	out, err := srv.Exec(ctx, cmd)
+	out, err := c.optionCmd(ctx, func(t tmux.OptionTarget) tmux.Cmd { return tmux.ShowHook(t, hook) })
 	if err != nil {
-		return nil, err
-	}
-	if err := optionError(srv, out, cmd); err != nil {
 		// tmux answers an unset hook this way; every other error (an
 		// unknown hook name, a wrong scope) is the caller's to fix.
 		if strings.Contains(err.Error(), "too many arguments") {

@@ -19,11 +19,7 @@ func listSessions(ctx context.Context, c *Call) (any, error) {
 	if rows, err = filterRows("session", rows, c.Raw("filters")); err != nil {
 		return nil, err
 	}
-	out := make([]SessionInfo, 0, len(rows))
-	for _, r := range rows {
-		out = append(out, c.sessionInfo(r))
-	}
-	return out, nil
+	return infos(rows, c.sessionInfo), nil
 }
 
 // serverInfo probes one server: liveness and session count from

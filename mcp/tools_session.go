@@ -9,13 +9,9 @@ import (
 
 func listWindows(ctx context.Context, c *Call) (any, error) {
 	srv := c.srv
-	target := ""
-	if c.Str("session_name") != nil || c.Str("session_id") != nil {
-		s, err := c.resolveSession(ctx, srv)
-		if err != nil {
-			return nil, err
-		}
-		target = s["session_id"]
+	target, err := c.sessionArg(ctx)
+	if err != nil {
+		return nil, err
 	}
 	rows, err := srv.WindowsWith(ctx, target, filterExtraFields("window", c.Raw("filters"), tmux.WindowFields))
 	if err != nil {
@@ -24,11 +20,7 @@ func listWindows(ctx context.Context, c *Call) (any, error) {
 	if rows, err = filterRows("window", rows, c.Raw("filters")); err != nil {
 		return nil, err
 	}
-	out := make([]WindowInfo, 0, len(rows))
-	for _, r := range rows {
-		out = append(out, c.windowInfo(r))
-	}
-	return out, nil
+	return infos(rows, c.windowInfo), nil
 }
 
 func getSessionInfo(ctx context.Context, c *Call) (any, error) {

@@ -46,11 +46,7 @@ func listPanes(ctx context.Context, c *Call) (any, error) {
 		return nil, err
 	}
 	cc := c.newCallerCheck(ctx, srv)
-	out := make([]PaneInfo, 0, len(rows))
-	for _, r := range rows {
-		out = append(out, c.paneInfo(r, cc))
-	}
-	return out, nil
+	return infos(rows, func(r tmux.Attrs) PaneInfo { return c.paneInfo(r, cc) }), nil
 }
 
 func getWindowInfo(ctx context.Context, c *Call) (any, error) {
