@@ -12,9 +12,10 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/fleetmux/fleetmux/fleet/sshconfig"
 )
 
 // LocalHost is the reserved host name of the machine fleetmux runs on. It
@@ -48,45 +49,10 @@ var (
 	// ErrUnsupported reports a setting the SSH transport cannot honour,
 	// such as ProxyCommand.
 	ErrUnsupported = errors.New("unsupported ssh setting")
+	// ErrNoSSH reports that the OpenSSH client is missing: fleet mode
+	// resolves every host with `ssh -G`.
+	ErrNoSSH = errors.New("fleet mode needs the OpenSSH client")
 )
-
-// ResolverMode selects how host settings are resolved.
-type ResolverMode int
-
-const (
-	// ResolveAuto asks `ssh -G` when an OpenSSH client is installed (and
-	// Home/LocalUser are not overridden), else resolves in Go.
-	ResolveAuto ResolverMode = iota
-	// ResolveSSH always runs `ssh -G`.
-	ResolveSSH
-	// ResolveGo always uses the built-in resolver.
-	ResolveGo
-)
-
-// String names the mode as the --resolver flag spells it.
-func (m ResolverMode) String() string {
-	switch m {
-	case ResolveSSH:
-		return "ssh"
-	case ResolveGo:
-		return "go"
-	default:
-		return "auto"
-	}
-}
-
-// ParseResolverMode parses "auto", "ssh" or "go".
-func ParseResolverMode(s string) (ResolverMode, error) {
-	switch strings.ToLower(strings.TrimSpace(s)) {
-	case "", "auto":
-		return ResolveAuto, nil
-	case "ssh", "ssh-g", "ssh -g":
-		return ResolveSSH, nil
-	case "go", "pure-go", "builtin":
-		return ResolveGo, nil
-	}
-	return ResolveAuto, fmt.Errorf("fleet: unknown resolver %q (want auto, ssh or go)", s)
-}
 
 // InventoryOptions says where the inventory comes from.
 type InventoryOptions struct {
@@ -100,16 +66,14 @@ type InventoryOptions struct {
 	SystemConfig string
 	// OnlyUserConfig reads UserConfig alone, like `ssh -F UserConfig`.
 	OnlyUserConfig bool
-	// Resolver picks `ssh -G` or the built-in resolver.
-	Resolver ResolverMode
-	// SSHPath is the ssh binary used for `ssh -G`; empty looks up "ssh" in
-	// PATH.
+	// SSHPath is the OpenSSH client run as `ssh -G` to resolve hosts;
+	// empty looks up "ssh" in PATH. Fleet mode needs it: LoadInventory
+	// fails with ErrNoSSH without it.
 	SSHPath string
-	// Home and LocalUser replace the current user's passwd entry (home
-	// directory for ~ and %d, user name for %u and the default User). Only
-	// the built-in resolver can honour them, so ResolveAuto then uses it.
-	Home      string
-	LocalUser string
+
+	// home replaces the passwd home directory when finding ~/.ssh/config
+	// and relative Includes (tests only; ssh -G still uses its own).
+	home string
 }
 
 // Inventory is the set of Host aliases read from ssh_config, in file order,
@@ -118,17 +82,17 @@ type Inventory struct {
 	opts       InventoryOptions
 	userPath   string
 	systemPath string
-	files      []topFile
 	readFiles  []string
 	aliases    []string
 	aliasSet   map[string]bool
 	warnings   []string
-	env        *goEnv
-	sshPath    string // "" when the built-in resolver is used
+	env        *localEnv
+	sshPath    string // the ssh binary
 	useDefault bool   // ssh -G can read the default files itself
-	// khSpaces is set when a known-hosts path contains whitespace, which
-	// ssh -G's one-line output cannot represent.
-	khSpaces bool
+	// knownHosts are the known-hosts paths the configuration names (and
+	// ssh's defaults), as written: ssh -G prints them on one line joined
+	// with spaces, so paths containing one must be put back together.
+	knownHosts []string
 
 	mu    sync.Mutex
 	cache map[string]Resolved
@@ -138,11 +102,15 @@ type Inventory struct {
 // Includes) and lists their Host aliases: literal patterns only (no
 // wildcards, no negations), in file order, without duplicates.
 func LoadInventory(opts InventoryOptions) (*Inventory, error) {
+	sshPath, err := findSSH(opts.SSHPath)
+	if err != nil {
+		return nil, err
+	}
 	env, err := currentEnv(opts)
 	if err != nil {
 		return nil, err
 	}
-	inv := &Inventory{opts: opts, env: env, aliasSet: map[string]bool{}, cache: map[string]Resolved{}}
+	inv := &Inventory{opts: opts, env: env, sshPath: sshPath, aliasSet: map[string]bool{}, cache: map[string]Resolved{}}
 
 	explicitUser := opts.UserConfig != ""
 	userPath := opts.UserConfig
@@ -161,106 +129,71 @@ func LoadInventory(opts InventoryOptions) (*Inventory, error) {
 	}
 	inv.systemPath = systemPath
 
-	ld := &loader{home: env.home, uid: env.uid, lookupDir: env.lookupHome}
 	// ssh -F reads its file without the permission check; a user file
 	// read together with the system file is checked, as ~/.ssh/config is.
-	uf, err := ld.loadFile(userPath, loadFlags{userConf: true, checkPerm: !opts.OnlyUserConfig}, 0)
+	sources := []sshconfig.Source{{Path: userPath, User: true, CheckPerm: !opts.OnlyUserConfig, Required: explicitUser}}
+	if !opts.OnlyUserConfig {
+		sources = append(sources, sshconfig.Source{Path: systemPath})
+	}
+	cfg, err := sshconfig.Load(sources, sshconfig.Options{Home: env.home, UID: env.uid, LookupHome: env.lookupHome})
 	if err != nil {
+		if explicitUser && errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("fleet: %w", err)
+		}
 		return nil, fmt.Errorf("fleet: %w: %w", ErrConfig, err)
 	}
-	if uf == nil && explicitUser {
-		return nil, fmt.Errorf("fleet: ssh config %s: %w", userPath, fs.ErrNotExist)
+	inv.readFiles = cfg.Files
+	inv.warnings = append(inv.warnings, cfg.Warnings...)
+	for _, a := range cfg.Aliases {
+		inv.addAlias(a)
 	}
-	inv.files = append(inv.files, topFile{file: uf, userConf: true})
-	if !opts.OnlyUserConfig {
-		sf, err := ld.loadFile(systemPath, loadFlags{}, 0)
-		if err != nil {
-			return nil, fmt.Errorf("fleet: %w: %w", ErrConfig, err)
-		}
-		inv.files = append(inv.files, topFile{file: sf})
-	}
-	for _, tf := range inv.files {
-		inv.collect(tf.file, map[*cfgFile]bool{})
-	}
+	inv.knownHosts = append(cfg.KnownHostsFiles, "~/.ssh/known_hosts", "~/.ssh/known_hosts2")
 
-	inv.useDefault = !explicitUser && opts.SystemConfig == "" && !opts.OnlyUserConfig
-	overridden := opts.Home != "" || opts.LocalUser != ""
-	switch opts.Resolver {
-	case ResolveGo:
-	case ResolveSSH:
-		p, err := findSSH(opts.SSHPath)
-		if err != nil {
-			return nil, err
-		}
-		inv.sshPath = p
-	default:
-		if !overridden {
-			if p, err := findSSH(opts.SSHPath); err == nil {
-				inv.sshPath = p
-			}
-		}
-	}
+	inv.useDefault = !explicitUser && opts.SystemConfig == "" && !opts.OnlyUserConfig && opts.home == ""
 	return inv, nil
 }
 
+// findSSH locates the OpenSSH client fleet mode resolves hosts with.
 func findSSH(path string) (string, error) {
 	if path == "" {
-		path = "ssh"
+		p, err := exec.LookPath("ssh")
+		if err != nil {
+			return "", fmt.Errorf("fleet: %w: ssh not found on PATH (install openssh-client)", ErrNoSSH)
+		}
+		return p, nil
 	}
 	p, err := exec.LookPath(path)
 	if err != nil {
-		return "", fmt.Errorf("fleet: no OpenSSH client for `ssh -G`: %w", err)
+		return "", fmt.Errorf("fleet: %w: %w", ErrNoSSH, err)
 	}
 	return p, nil
 }
 
-// collect adds the aliases of f and of its Includes.
-func (inv *Inventory) collect(f *cfgFile, seen map[*cfgFile]bool) {
-	if f == nil || seen[f] {
-		return
-	}
-	seen[f] = true
-	inv.readFiles = append(inv.readFiles, f.path)
-	for _, ln := range f.lines {
-		switch ln.keyword {
-		case "host":
-			if ln.argErr != nil {
-				continue
-			}
-			for _, p := range ln.args {
-				inv.addAlias(p, f.path, ln.num)
-			}
-		case "userknownhostsfile", "globalknownhostsfile":
-			for _, a := range ln.args {
-				if strings.ContainsAny(a, cfgWhitespace) {
-					inv.khSpaces = true
-				}
-			}
-		case "include":
-			for _, inc := range ln.includes {
-				for _, child := range inc.files {
-					inv.collect(child, seen)
-				}
-			}
-		}
+func (inv *Inventory) addAlias(a sshconfig.Alias) {
+	switch p := a.Name; {
+	case p == LocalHost:
+		inv.warnings = append(inv.warnings, fmt.Sprintf("%s line %d: Host %q is reserved for this machine and is not part of the fleet", a.File, a.Line, p))
+	case !validHostname(p) || strings.Contains(p, "@") || strings.HasPrefix(p, "ssh://"):
+		inv.warnings = append(inv.warnings, fmt.Sprintf("%s line %d: Host %q cannot be used as an ssh destination; skipped", a.File, a.Line, p))
+	default:
+		inv.aliasSet[p] = true
+		inv.aliases = append(inv.aliases, p)
 	}
 }
 
-func (inv *Inventory) addAlias(p, file string, line int) {
-	switch {
-	case p == "", strings.HasPrefix(p, "!"), strings.ContainsAny(p, "*?"):
-		return
-	case inv.aliasSet[p]:
-		return
-	case p == LocalHost:
-		inv.warnings = append(inv.warnings, fmt.Sprintf("%s line %d: Host %q is reserved for this machine and is not part of the fleet", file, line, p))
-		return
-	case !validHostname(p) || strings.Contains(p, "@") || strings.HasPrefix(p, "ssh://"):
-		inv.warnings = append(inv.warnings, fmt.Sprintf("%s line %d: Host %q cannot be used as an ssh destination; skipped", file, line, p))
-		return
+// validHostname is the check Debian's OpenSSH 9.2 (and upstream 9.6+)
+// applies to the destination given on the command line.
+func validHostname(s string) bool {
+	if strings.HasPrefix(s, "-") {
+		return false
 	}
-	inv.aliasSet[p] = true
-	inv.aliases = append(inv.aliases, p)
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if strings.IndexByte("'`\"$\\;&<>|(){},", c) >= 0 || c == ' ' || c >= '\t' && c <= '\r' || c < 0x20 || c == 0x7f {
+			return false
+		}
+	}
+	return true
 }
 
 // Aliases returns the Host aliases in file order.
@@ -279,14 +212,6 @@ func (inv *Inventory) Files() []string { return append([]string(nil), inv.readFi
 
 // UserConfigPath is the user configuration file in use (it may not exist).
 func (inv *Inventory) UserConfigPath() string { return inv.userPath }
-
-// ResolverName says which resolver is in use: "ssh -G" or "go".
-func (inv *Inventory) ResolverName() string {
-	if inv.sshPath != "" {
-		return "ssh -G"
-	}
-	return "go"
-}
 
 // Select returns the inventory aliases that sel selects, in inventory
 // order. LocalHost is never among them.
@@ -321,9 +246,10 @@ func (inv *Inventory) configNames() []string {
 	return names
 }
 
-// currentEnv gathers the passwd entry, host name and environment.
-func currentEnv(opts InventoryOptions) (*goEnv, error) {
-	env := &goEnv{
+// currentEnv gathers the passwd entry, host name and environment that
+// the IdentityFile expansions read.
+func currentEnv(opts InventoryOptions) (*localEnv, error) {
+	env := &localEnv{
 		uid:    os.Getuid(),
 		getenv: os.LookupEnv,
 		lookupHome: func(name string) (string, error) {
@@ -333,13 +259,9 @@ func currentEnv(opts InventoryOptions) (*goEnv, error) {
 			}
 			return u.HomeDir, nil
 		},
-		lookupHost: defaultLookupHost,
 	}
 	if u, err := user.Current(); err == nil {
 		env.home, env.localUser = u.HomeDir, u.Username
-		if uid, err := strconv.Atoi(u.Uid); err == nil {
-			env.uid = uid
-		}
 	}
 	if env.home == "" {
 		env.home = os.Getenv("HOME")
@@ -347,11 +269,8 @@ func currentEnv(opts InventoryOptions) (*goEnv, error) {
 	if env.localUser == "" {
 		env.localUser = os.Getenv("USER")
 	}
-	if opts.Home != "" {
-		env.home = opts.Home
-	}
-	if opts.LocalUser != "" {
-		env.localUser = opts.LocalUser
+	if opts.home != "" {
+		env.home = opts.home
 	}
 	if env.home == "" || env.localUser == "" {
 		return nil, errors.New("fleet: cannot determine the current user's name and home directory")

@@ -72,7 +72,7 @@ Host last`,
 				"inmatch.conf":        "Host in-match first\n",
 			},
 			opts: func(dir string) InventoryOptions {
-				return InventoryOptions{UserConfig: filepath.Join(dir, "cfg"), OnlyUserConfig: true, Home: dir, LocalUser: "tester"}
+				return InventoryOptions{UserConfig: filepath.Join(dir, "cfg"), OnlyUserConfig: true, home: dir}
 			},
 			want: []string{"first", "from-a", "from-b", "nested", "relative", "in-match", "last"},
 		},
@@ -92,7 +92,7 @@ Host last`,
 			name:  "missing default user config is an empty inventory",
 			files: map[string]string{},
 			opts: func(dir string) InventoryOptions {
-				return InventoryOptions{Home: dir, LocalUser: "tester", OnlyUserConfig: true}
+				return InventoryOptions{home: dir, OnlyUserConfig: true}
 			},
 			want: nil,
 		},
@@ -100,7 +100,7 @@ Host last`,
 			name:  "default user config under the home directory",
 			files: map[string]string{".ssh/config": "Host home-a\n"},
 			opts: func(dir string) InventoryOptions {
-				return InventoryOptions{Home: dir, LocalUser: "tester", SystemConfig: filepath.Join(dir, "none")}
+				return InventoryOptions{home: dir, SystemConfig: filepath.Join(dir, "none")}
 			},
 			want: []string{"home-a"},
 		},
@@ -110,7 +110,6 @@ Host last`,
 			dir := t.TempDir()
 			writeFiles(t, dir, tt.files)
 			opts := tt.opts(dir)
-			opts.Resolver = ResolveGo
 			inv, err := LoadInventory(opts)
 			if err != nil {
 				t.Fatal(err)
@@ -161,7 +160,7 @@ func TestLoadInventoryErrors(t *testing.T) {
 			files: map[string]string{".ssh/config": "Host a\n"},
 			mode:  0o666,
 			opts: func(dir string) InventoryOptions {
-				return InventoryOptions{Home: dir, LocalUser: "tester", SystemConfig: filepath.Join(dir, "none")}
+				return InventoryOptions{home: dir, SystemConfig: filepath.Join(dir, "none")}
 			},
 			wantErr: ErrConfig,
 		},
@@ -185,7 +184,6 @@ func TestLoadInventoryErrors(t *testing.T) {
 				}
 			}
 			opts := tt.opts(dir)
-			opts.Resolver = ResolveGo
 			_, err := LoadInventory(opts)
 			if !errors.Is(err, tt.wantErr) {
 				t.Fatalf("err = %v, want %v", err, tt.wantErr)
@@ -214,13 +212,11 @@ Host jump
 Host broken
   HostName %z.example.com
 `})
-	inv, err := LoadInventory(InventoryOptions{UserConfig: filepath.Join(dir, "cfg"), OnlyUserConfig: true, Resolver: ResolveGo, Home: "/home/tester", LocalUser: "tester"})
+	inv, err := LoadInventory(InventoryOptions{UserConfig: filepath.Join(dir, "cfg"), OnlyUserConfig: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if inv.ResolverName() != "go" {
-		t.Errorf("ResolverName = %q", inv.ResolverName())
-	}
+	home := inv.env.home
 	ctx := context.Background()
 	if _, err := inv.Resolve(ctx, "nope"); !errors.Is(err, ErrUnknownHost) {
 		t.Errorf("unknown alias: err = %v, want ErrUnknownHost", err)
@@ -239,9 +235,9 @@ Host broken
 		"user":                  "deploy",
 		"identityfile":          []string{"~/.ssh/id_web"},
 		"identitiesonly":        "no",
-		"identityagent":         "/home/tester/agent.sock",
+		"identityagent":         home + "/agent.sock",
 		"proxyjump":             "jump",
-		"userknownhostsfile":    []string{"/home/tester/.ssh/known_hosts", "/home/tester/.ssh/known_hosts2"},
+		"userknownhostsfile":    []string{home + "/.ssh/known_hosts", home + "/.ssh/known_hosts2"},
 		"globalknownhostsfile":  []string{"/etc/ssh/ssh_known_hosts", "/etc/ssh/ssh_known_hosts2"},
 		"stricthostkeychecking": "ask",
 		"connecttimeout":        "60",
@@ -274,8 +270,8 @@ Host broken
 		t.Fatal(err)
 	}
 	if cfg.Port != 2200 || cfg.User != "deploy" || cfg.ConnectTimeout.Seconds() != 60 ||
-		!reflect.DeepEqual(cfg.IdentityFiles, []string{"/home/tester/.ssh/id_web"}) ||
-		cfg.IdentityAgent != "/home/tester/agent.sock" || cfg.StrictHostKeyChecking != "ask" ||
+		!reflect.DeepEqual(cfg.IdentityFiles, []string{home + "/.ssh/id_web"}) ||
+		cfg.IdentityAgent != home+"/agent.sock" || cfg.StrictHostKeyChecking != "ask" ||
 		cfg.HostKeyAlias != "web1-key" || cfg.ServerAliveCountMax != 3 {
 		t.Errorf("SSHConfig = %s", dumpConfig(cfg))
 	}
@@ -296,7 +292,7 @@ Host loop-b
 Host badhop
   ProxyJump ok,bad;hop
 `})
-	inv, err := LoadInventory(InventoryOptions{UserConfig: filepath.Join(dir, "cfg"), OnlyUserConfig: true, Resolver: ResolveGo})
+	inv, err := LoadInventory(InventoryOptions{UserConfig: filepath.Join(dir, "cfg"), OnlyUserConfig: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -329,81 +325,91 @@ Host badhop
 	}
 }
 
-// TestSystemConfigMatchesSSHG checks the user-plus-system mode (a user file
-// other than ~/.ssh/config) against ssh -G reading the same two files.
-func TestSystemConfigMatchesSSHG(t *testing.T) {
+// TestUserAndSystemConfig checks the user-plus-system mode (a user file
+// other than ~/.ssh/config, paths with spaces and glob characters): ssh -G
+// reads both files, the user file first.
+func TestUserAndSystemConfig(t *testing.T) {
 	requireSSH(t)
 	dir := t.TempDir()
 	writeFiles(t, dir, map[string]string{
 		"user name/config": "Host u1\n  User uuser\nHost u2\n  Port 2300\n",
 		"sys*tem":          "Host u1 s1\n  User suser\n  Port 2400\nHost *\n  HashKnownHosts yes\n  ServerAliveInterval 17\n",
 	})
-	base := InventoryOptions{UserConfig: filepath.Join(dir, "user name/config"), SystemConfig: filepath.Join(dir, "sys*tem")}
-	g, s := base, base
-	g.Resolver, s.Resolver = ResolveGo, ResolveSSH
-	gi, err := LoadInventory(g)
+	inv, err := LoadInventory(InventoryOptions{UserConfig: filepath.Join(dir, "user name/config"), SystemConfig: filepath.Join(dir, "sys*tem")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	si, err := LoadInventory(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got, want := gi.Aliases(), []string{"u1", "u2", "s1"}; !reflect.DeepEqual(got, want) {
+	if got, want := inv.Aliases(), []string{"u1", "u2", "s1"}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("aliases %q, want %q", got, want)
 	}
-	for _, a := range gi.Aliases() {
-		gr, err := gi.Resolve(context.Background(), a)
+	want := map[string][2]string{"u1": {"uuser", "2400"}, "u2": {"", "2300"}, "s1": {"suser", "2400"}}
+	for _, a := range inv.Aliases() {
+		r, err := inv.Resolve(context.Background(), a)
 		if err != nil {
 			t.Fatal(err)
 		}
-		sr, err := si.Resolve(context.Background(), a)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if d := diffResolved(gr, sr); d != "" {
-			t.Errorf("%s differs:%s", a, d)
-		}
-		if a == "u1" && (gr.User != "uuser" || gr.Port != "2400" || gr.HashKnownHosts != "yes" || gr.ServerAliveInterval != "17") {
-			t.Errorf("u1 = %+v", gr)
+		if w := want[a]; (w[0] != "" && r.User != w[0]) || r.Port != w[1] || r.HashKnownHosts != "yes" || r.ServerAliveInterval != "17" {
+			t.Errorf("%s = %+v", a, r)
 		}
 	}
 }
 
-func TestResolverSelection(t *testing.T) {
-	requireSSH(t)
+// TestNoSSH: fleet mode needs the OpenSSH client.
+func TestNoSSH(t *testing.T) {
 	dir := t.TempDir()
 	writeFiles(t, dir, map[string]string{"cfg": "Host a\n"})
 	cfg := filepath.Join(dir, "cfg")
-	tests := []struct {
-		opts InventoryOptions
-		want string
-	}{
-		{InventoryOptions{UserConfig: cfg}, "ssh -G"},
-		{InventoryOptions{UserConfig: cfg, Resolver: ResolveGo}, "go"},
-		{InventoryOptions{UserConfig: cfg, Home: dir}, "go"}, // overrides only work in Go
-		{InventoryOptions{UserConfig: cfg, Resolver: ResolveSSH, Home: dir}, "ssh -G"},
-		{InventoryOptions{UserConfig: cfg, SSHPath: filepath.Join(dir, "no-ssh")}, "go"},
+	_, err := LoadInventory(InventoryOptions{UserConfig: cfg, SSHPath: filepath.Join(dir, "no-ssh")})
+	if !errors.Is(err, ErrNoSSH) || !strings.HasPrefix(err.Error(), "fleet: fleet mode needs the OpenSSH client") {
+		t.Errorf("missing SSHPath: err = %v, want ErrNoSSH", err)
 	}
-	for _, tt := range tests {
-		inv, err := LoadInventory(tt.opts)
+	t.Setenv("PATH", dir)
+	_, err = LoadInventory(InventoryOptions{UserConfig: cfg})
+	if !errors.Is(err, ErrNoSSH) {
+		t.Fatalf("no ssh on PATH: err = %v, want ErrNoSSH", err)
+	}
+	if want := "fleet: fleet mode needs the OpenSSH client: ssh not found on PATH (install openssh-client)"; err.Error() != want {
+		t.Errorf("err = %q, want %q", err, want)
+	}
+}
+
+// TestKnownHostsWithSpaces: ssh -G joins the known-hosts files with
+// spaces; paths that contain one come back whole.
+func TestKnownHostsWithSpaces(t *testing.T) {
+	requireSSH(t)
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"cfg": `Host a
+  UserKnownHostsFile "@DIR@/kh dir/%h known" @DIR@/plain "~/sp ace"
+  GlobalKnownHostsFile "/etc/ssh/g kh" /etc/ssh/g2
+Host b
+  UserKnownHostsFile "@DIR@/exists dir/f"
+Host c
+  GlobalKnownHostsFile @DIR@/other dir/g
+`,
+		"exists dir/f": "",
+		"other dir/g":  "",
+	})
+	inv, err := LoadInventory(InventoryOptions{UserConfig: filepath.Join(dir, "cfg"), OnlyUserConfig: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	home := inv.env.home
+	tests := map[string][2][]string{
+		"a": {{dir + "/kh dir/a known", dir + "/plain", home + "/sp ace"}, {"/etc/ssh/g kh", "/etc/ssh/g2"}},
+		"b": {{dir + "/exists dir/f"}, {"/etc/ssh/ssh_known_hosts", "/etc/ssh/ssh_known_hosts2"}},
+		// Two configured paths that happen to name an existing path when
+		// joined stay two paths: only configured paths are rejoined.
+		"c": {{home + "/.ssh/known_hosts", home + "/.ssh/known_hosts2"}, {dir + "/other", "dir/g"}},
+	}
+	for alias, want := range tests {
+		r, err := inv.Resolve(context.Background(), alias)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := inv.ResolverName(); got != tt.want {
-			t.Errorf("%+v: resolver %q, want %q", tt.opts, got, tt.want)
+		if !reflect.DeepEqual(r.UserKnownHostsFile, want[0]) || !reflect.DeepEqual(r.GlobalKnownHostsFile, want[1]) {
+			t.Errorf("%s: user %q global %q, want %q %q", alias, r.UserKnownHostsFile, r.GlobalKnownHostsFile, want[0], want[1])
 		}
-	}
-	if _, err := LoadInventory(InventoryOptions{UserConfig: cfg, Resolver: ResolveSSH, SSHPath: filepath.Join(dir, "no-ssh")}); err == nil {
-		t.Error("ResolveSSH without ssh: no error")
-	}
-	for _, s := range []string{"", "auto", "ssh", "go", "GO"} {
-		if _, err := ParseResolverMode(s); err != nil {
-			t.Errorf("ParseResolverMode(%q): %v", s, err)
-		}
-	}
-	if _, err := ParseResolverMode("python"); err == nil {
-		t.Error("ParseResolverMode(python): no error")
 	}
 }
 
@@ -415,7 +421,7 @@ func TestResolveConcurrent(t *testing.T) {
 		if !strings.HasPrefix(c.name, "jump") && !strings.HasPrefix(c.name, "match") {
 			continue
 		}
-		inv, err := LoadInventory(InventoryOptions{UserConfig: c.path, OnlyUserConfig: true, Resolver: ResolveGo})
+		inv, err := LoadInventory(InventoryOptions{UserConfig: c.path, OnlyUserConfig: true})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -87,7 +87,7 @@ func (inv *Inventory) Resolve(ctx context.Context, alias string) (Resolved, erro
 	if ok {
 		return r.clone(), nil
 	}
-	r, err := inv.resolve(ctx, goRequest{host: alias, port: -1})
+	r, err := inv.resolve(ctx, sshGRequest{host: alias, port: -1})
 	if err != nil {
 		return Resolved{}, fmt.Errorf("fleet: resolve %q: %w", alias, err)
 	}
@@ -104,19 +104,21 @@ func (r Resolved) clone() Resolved {
 	return r
 }
 
-// resolve runs one resolution with the configured resolver.
-func (inv *Inventory) resolve(ctx context.Context, req goRequest) (Resolved, error) {
+// sshGRequest is one `ssh -G` run: the destination and the command-line
+// options a ProxyJump hop gets (ssh -l USER -p PORT -J JUMPS HOST).
+type sshGRequest struct {
+	host string
+	user string // "" when not given
+	port int    // -1 when not given
+	jump string // "" when not given
+}
+
+// resolve asks `ssh -G` for one destination.
+func (inv *Inventory) resolve(ctx context.Context, req sshGRequest) (Resolved, error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	if inv.sshPath != "" {
-		return inv.resolveSSH(ctx, req)
-	}
-	r, err := resolveGo(ctx, inv.files, inv.env, req)
-	if err != nil {
-		return Resolved{}, fmt.Errorf("%w: %w", ErrConfig, err)
-	}
-	return r, nil
+	return inv.resolveSSH(ctx, req)
 }
 
 // sshConfigArgs returns the -F arguments that make ssh read the same files
@@ -125,7 +127,7 @@ func (inv *Inventory) sshConfigArgs() ([]string, func(), error) {
 	noop := func() {}
 	switch {
 	case inv.opts.OnlyUserConfig:
-		if inv.files[0].file == nil {
+		if _, err := os.Stat(inv.userPath); err != nil {
 			return []string{"-F", "none"}, noop, nil
 		}
 		return []string{"-F", inv.userPath}, noop, nil
@@ -180,7 +182,7 @@ func (inv *Inventory) sshConfigArgs() ([]string, func(), error) {
 }
 
 // resolveSSH asks `ssh -G`.
-func (inv *Inventory) resolveSSH(ctx context.Context, req goRequest) (Resolved, error) {
+func (inv *Inventory) resolveSSH(ctx context.Context, req sshGRequest) (Resolved, error) {
 	cfgArgs, cleanup, err := inv.sshConfigArgs()
 	if err != nil {
 		return Resolved{}, err
@@ -217,18 +219,14 @@ func (inv *Inventory) resolveSSH(ctx context.Context, req goRequest) (Resolved, 
 		return Resolved{}, fmt.Errorf("%w: ssh -G %s: %s", ErrConfig, req.host, msg)
 	}
 	r, err := parseSSHG(stdout.String())
-	if err != nil || !inv.khSpaces {
-		return r, err
+	if err != nil {
+		return Resolved{}, err
 	}
-	// ssh -G joins known-hosts paths with spaces; when a configured path
-	// contains one, take the split from the built-in resolver if it agrees.
-	if g, gerr := resolveGo(ctx, inv.files, inv.env, req); gerr == nil {
-		if strings.Join(g.UserKnownHostsFile, " ") == strings.Join(r.UserKnownHostsFile, " ") {
-			r.UserKnownHostsFile = g.UserKnownHostsFile
-		}
-		if strings.Join(g.GlobalKnownHostsFile, " ") == strings.Join(r.GlobalKnownHostsFile, " ") {
-			r.GlobalKnownHostsFile = g.GlobalKnownHostsFile
-		}
+	// ssh -G joins the known-hosts files with spaces; put back together
+	// the configured paths that contain one.
+	if known := spacedPaths(inv.knownHosts, inv.env, r); known != nil {
+		r.UserKnownHostsFile = rejoinSpaced(r.UserKnownHostsFile, known)
+		r.GlobalKnownHostsFile = rejoinSpaced(r.GlobalKnownHostsFile, known)
 	}
 	return r, nil
 }

@@ -54,7 +54,7 @@ func (inv *Inventory) sshConfig(ctx context.Context, r Resolved, visiting map[st
 		HashKnownHosts: r.HashKnownHosts == "yes",
 		HostKeyAlias:   r.HostKeyAlias,
 	}
-	toks := newConnInfo(inv.env, r, r.HostName, r.User).tokens()
+	toks := clientTokens(inv.env, r)
 	for _, id := range r.IdentityFile {
 		p, err := tildeExpand(id, inv.env.home, inv.env.lookupHome)
 		if err != nil {
@@ -119,21 +119,11 @@ func (inv *Inventory) resolveHop(ctx context.Context, jump string, visiting map[
 	if i := strings.LastIndexByte(jump, ','); i >= 0 {
 		extra, last = jump[:i], jump[i+1:]
 	}
-	req := goRequest{port: -1, jump: extra}
-	u, h, p, rc := parseSSHURI(last)
-	if rc == -1 {
-		return nil, fmt.Errorf("invalid ProxyJump hop %q", last)
+	h, err := parseHop(last)
+	if err != nil {
+		return nil, err
 	}
-	if rc == 1 {
-		var err error
-		if u, h, p, err = parseUserHostPort(last); err != nil {
-			return nil, fmt.Errorf("invalid ProxyJump hop %q", last)
-		}
-	}
-	req.host, req.port = h, p
-	if u != nil {
-		req.user = *u
-	}
+	req := sshGRequest{host: h.host, user: h.user, port: h.port, jump: extra}
 	key := fmt.Sprintf("%q %q %d %q", req.host, req.user, req.port, req.jump)
 	if visiting[key] {
 		return nil, fmt.Errorf("ProxyJump loop via %s", last)

@@ -2,12 +2,14 @@ package fleet
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
-	"sort"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -16,7 +18,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	// Both resolvers read the process environment (${VAR} expansion).
+	// ssh -G and the IdentityFile expansion read the environment (${VAR}).
 	os.Setenv("FLEETMUX_TEST_VAR", "/var/fleetmux-test")
 	os.Unsetenv("FLEETMUX_UNSET_VAR_X")
 	os.Exit(m.Run())
@@ -35,11 +37,17 @@ func requireSSH(t *testing.T) string {
 // corpusConfig is one config of testdata/sshg with the destinations its
 // header asks for ("# extra: a b") and those that must fail ("# fail: x").
 type corpusConfig struct {
-	name  string
-	path  string
-	extra []string
-	fail  map[string]bool
+	name    string
+	path    string
+	extra   []string
+	fail    map[string]bool
+	aliases []string               // "# aliases: a b"; nil without the header
+	expect  map[string][][2]string // "# expect HOST k=v k=\"v w\""
 }
+
+// expectKV is one key=value of an "# expect" line; a value with spaces
+// is a Go-quoted string, a list is joined with "|".
+var expectKV = regexp.MustCompile(`([a-z]+)=("(?:[^"\\]|\\.)*"|\S*)`)
 
 // prepareCorpus copies testdata/sshg into a temporary directory (mode
 // 0600, @DIR@ replaced by that directory) and lists its configs.
@@ -68,8 +76,23 @@ func prepareCorpus(t *testing.T) (string, []corpusConfig) {
 		if !strings.HasSuffix(p, ".conf") || strings.HasPrefix(rel, "inc.d") {
 			return nil
 		}
-		c := corpusConfig{name: rel, path: dst, fail: map[string]bool{}}
+		c := corpusConfig{name: rel, path: dst, fail: map[string]bool{}, expect: map[string][][2]string{}}
 		for _, line := range strings.Split(text, "\n") {
+			if v, ok := strings.CutPrefix(line, "# aliases:"); ok {
+				c.aliases = append([]string{}, strings.Fields(v)...)
+			}
+			if v, ok := strings.CutPrefix(line, "# expect "); ok {
+				host, kvs, _ := strings.Cut(strings.TrimSpace(v), " ")
+				for _, m := range expectKV.FindAllStringSubmatch(kvs, -1) {
+					val := m[2]
+					if strings.HasPrefix(val, `"`) {
+						if val, err = strconv.Unquote(val); err != nil {
+							return fmt.Errorf("%s: %q: %w", rel, m[0], err)
+						}
+					}
+					c.expect[host] = append(c.expect[host], [2]string{m[1], val})
+				}
+			}
 			if v, ok := strings.CutPrefix(line, "# extra:"); ok {
 				for _, f := range strings.Fields(v) {
 					c.extra = append(c.extra, strings.Trim(f, `"`))
@@ -90,100 +113,107 @@ func prepareCorpus(t *testing.T) (string, []corpusConfig) {
 	return dir, configs
 }
 
-func fieldsOf(r Resolved) map[string]any {
-	m := r.Map()
-	m["host"] = r.Alias
-	m["hashknownhosts"] = r.HashKnownHosts
-	m["proxycommand"] = r.ProxyCommand
-	return m
-}
-
-func diffResolved(got, want Resolved) string {
-	g, w := fieldsOf(got), fieldsOf(want)
-	var keys []string
-	for k := range w {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	var b strings.Builder
-	for _, k := range keys {
-		if !reflect.DeepEqual(g[k], w[k]) {
-			fmt.Fprintf(&b, "\n  %s: go %q, ssh -G %q", k, g[k], w[k])
-		}
-	}
-	return b.String()
-}
-
-// TestResolveMatchesSSHG resolves every host of every corpus config with
-// the built-in resolver and with `ssh -G -F config`, and compares them
-// keyword by keyword (and the transport settings built from them).
-func TestResolveMatchesSSHG(t *testing.T) {
+// TestCorpusContract is the contract of the ssh -G corpus: for every
+// config, the inventory parser enumerates the aliases of its "# aliases:"
+// header, every alias and "# extra:" name resolves through `ssh -G` with
+// the fourteen keys parsed and converts to transport settings (or says
+// why not), "# fail:" names give ErrConfig, and each "# expect HOST
+// key=value ..." line holds (@DIR@ is the corpus copy, @HOME@ the home
+// directory).
+func TestCorpusContract(t *testing.T) {
 	requireSSH(t)
 	_, configs := prepareCorpus(t)
+	home, err := os.UserHomeDir()
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range configs {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			base := InventoryOptions{UserConfig: c.path, OnlyUserConfig: true}
-			goOpts, sshOpts := base, base
-			goOpts.Resolver, sshOpts.Resolver = ResolveGo, ResolveSSH
-			goInv, goErr := LoadInventory(goOpts)
-			sshInv, sshErr := LoadInventory(sshOpts)
-			if goErr != nil || sshErr != nil {
-				if goErr == nil || sshErr == nil {
-					t.Fatalf("load: go %v, ssh %v", goErr, sshErr)
+			inv, err := LoadInventory(InventoryOptions{UserConfig: c.path, OnlyUserConfig: true})
+			if err != nil {
+				// The parser refused the files; OpenSSH must refuse them too.
+				if !errors.Is(err, ErrConfig) || len(c.fail) == 0 {
+					t.Fatalf("load: %v", err)
 				}
-				// The loader refused the files; OpenSSH must refuse them too.
 				for h := range c.fail {
 					out, err := exec.Command("ssh", "-G", "-T", "-F", c.path, "--", h).CombinedOutput()
 					if err == nil {
-						t.Errorf("load failed (%v) but ssh -G %s succeeded:\n%s", goErr, h, out)
+						t.Errorf("load failed but ssh -G %s succeeded:\n%s", h, out)
 					}
 				}
 				return
 			}
-			hosts := goInv.Aliases()
+			if c.aliases != nil {
+				if got := inv.Aliases(); !reflect.DeepEqual(got, c.aliases) && !(len(got) == 0 && len(c.aliases) == 0) {
+					t.Errorf("aliases = %q, want %q", got, c.aliases)
+				}
+			} else {
+				t.Errorf("no # aliases: header (parser found %q)", inv.Aliases())
+			}
+			hosts := inv.Aliases()
 			for _, e := range c.extra {
-				if !goInv.Has(e) {
+				if !inv.Has(e) {
 					hosts = append(hosts, e)
 				}
 			}
 			for h := range c.fail {
-				if !goInv.Has(h) && !contains(c.extra, h) {
+				if !inv.Has(h) && !contains(c.extra, h) {
 					hosts = append(hosts, h)
 				}
 			}
 			if len(hosts) == 0 {
 				t.Fatal("no hosts to test")
 			}
+			for h := range c.expect {
+				if !contains(hosts, h) {
+					t.Errorf("# expect %s: not an alias or # extra: name", h)
+				}
+			}
 			for _, h := range hosts {
 				t.Run(h, func(t *testing.T) {
 					ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 					defer cancel()
-					req := goRequest{host: h, port: -1}
-					got, gerr := goInv.resolve(ctx, req)
-					want, serr := sshInv.resolve(ctx, req)
-					if (gerr != nil) != (serr != nil) {
-						t.Fatalf("go error %v, ssh -G error %v", gerr, serr)
-					}
-					if c.fail[h] && gerr == nil {
-						t.Fatalf("expected an error, both resolved:\n%+v", got)
-					}
-					if gerr != nil {
-						if !c.fail[h] {
-							t.Fatalf("both failed: go %v; ssh -G %v", gerr, serr)
+					r, err := inv.resolve(ctx, sshGRequest{host: h, port: -1})
+					if c.fail[h] {
+						if !errors.Is(err, ErrConfig) {
+							t.Fatalf("err = %v, want ErrConfig", err)
 						}
 						return
 					}
-					if d := diffResolved(got, want); d != "" {
-						t.Errorf("resolution differs:%s", d)
+					if err != nil {
+						t.Fatal(err)
 					}
-					gc, gcerr := got.SSHConfigContext(ctx, goInv)
-					sc, scerr := want.SSHConfigContext(ctx, sshInv)
-					if (gcerr != nil) != (scerr != nil) {
-						t.Fatalf("SSHConfig errors: go %v, ssh -G %v", gcerr, scerr)
+					for _, k := range []string{"hostname", "port", "user", "identitiesonly", "stricthostkeychecking", "connecttimeout", "serveraliveinterval", "serveralivecountmax"} {
+						if r.Map()[k] == "" {
+							t.Errorf("%s not parsed from ssh -G", k)
+						}
 					}
-					if gcerr == nil && !reflect.DeepEqual(gc, sc) {
-						t.Errorf("SSHConfig differs:\n go    %s\n ssh-G %s", dumpConfig(gc), dumpConfig(sc))
+					for _, k := range []string{"userknownhostsfile", "globalknownhostsfile"} {
+						if len(r.Map()[k].([]string)) == 0 {
+							t.Errorf("%s not parsed from ssh -G", k)
+						}
+					}
+					m := r.Map()
+					m["hashknownhosts"] = r.HashKnownHosts
+					m["proxycommand"] = r.ProxyCommand
+					for _, kv := range c.expect[h] {
+						k, want := kv[0], kv[1]
+						want = strings.NewReplacer("@DIR@", filepath.Dir(c.path), "@HOME@", home).Replace(want)
+						got, ok := m[k]
+						if !ok {
+							t.Errorf("expect %s: unknown key", k)
+							continue
+						}
+						if l, isList := got.([]string); isList {
+							got = strings.Join(l, "|")
+						}
+						if got != want {
+							t.Errorf("%s = %q, want %q", k, got, want)
+						}
+					}
+					if _, err := r.SSHConfigContext(ctx, inv); err != nil && !errors.Is(err, ErrUnsupported) && !errors.Is(err, ErrConfig) {
+						t.Errorf("SSHConfig: %v", err)
 					}
 				})
 			}

@@ -67,7 +67,7 @@ func TestSelection(t *testing.T) {
 func TestInventorySelectAndCheck(t *testing.T) {
 	dir := t.TempDir()
 	writeFiles(t, dir, map[string]string{"cfg": "Host web2 web1 db1\nHost local\n"})
-	inv, err := LoadInventory(InventoryOptions{UserConfig: filepath.Join(dir, "cfg"), OnlyUserConfig: true, Resolver: ResolveGo})
+	inv, err := LoadInventory(InventoryOptions{UserConfig: filepath.Join(dir, "cfg"), OnlyUserConfig: true})
 	if err != nil {
 		t.Fatal(err)
 	}

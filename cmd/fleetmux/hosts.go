@@ -23,8 +23,8 @@ const hostsUsage = `Usage: fleetmux hosts [--ssh-config FILE] [--hosts PATTERNS]
 
 Lists the Host aliases of your ssh_config, shows which ones --hosts enables,
 and how each resolves: the connection settings fleetmux uses are exactly what
-"ssh -G ALIAS" prints (asked of ssh itself when an OpenSSH client is
-installed, computed the same way otherwise).
+"ssh -G ALIAS" prints, asked of your own OpenSSH client (fleet mode needs
+it: install openssh-client).
 
 Aliases come from the user file (--ssh-config, default ~/.ssh/config) and
 then /etc/ssh/ssh_config, Includes followed, in file order. Host patterns
@@ -48,7 +48,6 @@ Flags:
   --check             connect to each selected host (every listed host when
                       --hosts is not given) and report its state, tmux version
                       and round-trip time.
-  --resolver MODE     auto (default: ssh -G when installed), ssh, or go.
 
 Exit status: 0 when every host resolved (and checked fine with --check),
 1 otherwise, 2 for bad usage.
@@ -81,7 +80,6 @@ func runHosts(args []string, stdout, stderr io.Writer) int {
 	patterns := fs.String("hosts", os.Getenv(fleet.EnvHosts), "")
 	asJSON := fs.Bool("json", false, "")
 	check := fs.Bool("check", false, "")
-	resolverFlag := fs.String("resolver", "auto", "")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -97,12 +95,7 @@ func runHosts(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "fleetmux hosts: --hosts: %v\n", err)
 		return 2
 	}
-	mode, err := fleet.ParseResolverMode(*resolverFlag)
-	if err != nil {
-		fmt.Fprintf(stderr, "fleetmux hosts: --resolver: %v\n", err)
-		return 2
-	}
-	inv, err := fleet.LoadInventory(fleet.InventoryOptions{UserConfig: *sshConfig, Resolver: mode})
+	inv, err := fleet.LoadInventory(fleet.InventoryOptions{UserConfig: *sshConfig})
 	if err != nil {
 		fmt.Fprintf(stderr, "fleetmux hosts: %v\n", err)
 		return 1
@@ -265,7 +258,7 @@ func printHostsTable(w io.Writer, inv *fleet.Inventory, rows []*hostsRow, sel fl
 		fmt.Fprintln(tw, strings.Join(cols, "\t"))
 	}
 	tw.Flush()
-	fmt.Fprintf(w, "\n%d hosts from %s (resolved with %s); ", len(rows), strings.Join(inv.Files(), ", "), inv.ResolverName())
+	fmt.Fprintf(w, "\n%d hosts from %s (resolved with ssh -G); ", len(rows), strings.Join(inv.Files(), ", "))
 	if sel.Empty() {
 		fmt.Fprintln(w, "none selected: pass --hosts PATTERNS (or set FLEETMUX_HOSTS) to enable hosts.")
 	} else {

@@ -1,4 +1,4 @@
-package fleet
+package sshconfig
 
 import (
 	"bufio"
@@ -16,18 +16,11 @@ import (
 // This file reads ssh_config files the way OpenSSH 9.2's readconf.c does:
 // the same line splitting (strdelim for the keyword, argv_split for the
 // arguments), the same Include rules (relative to ~/.ssh or /etc/ssh, glob,
-// recursion limit) and the same permission check. The files are read once,
-// when the inventory is loaded; resolve_go.go interprets them per host.
+// recursion limit) and the same permission check. Only the lines Load
+// looks at are interpreted: Host, Include and the known-hosts files.
 
 // maxIncludeDepth is READCONF_MAX_DEPTH in readconf.c.
 const maxIncludeDepth = 16
-
-// maxIdentityFiles is SSH_MAX_IDENTITY_FILES; maxHostsFiles is
-// SSH_MAX_HOSTS_FILES.
-const (
-	maxIdentityFiles = 100
-	maxHostsFiles    = 16
-)
 
 // cfgFile is one parsed ssh_config file.
 type cfgFile struct {
