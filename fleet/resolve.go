@@ -234,44 +234,29 @@ func (inv *Inventory) resolveSSH(ctx context.Context, req sshGRequest) (Resolved
 // parseSSHG reads the keywords fleet uses from `ssh -G` output.
 func parseSSHG(out string) (Resolved, error) {
 	var r Resolved
+	single := map[string]*string{
+		"host": &r.Alias, "hostname": &r.HostName, "port": &r.Port, "user": &r.User,
+		"identitiesonly": &r.IdentitiesOnly, "identityagent": &r.IdentityAgent,
+		"proxyjump": &r.ProxyJump, "proxycommand": &r.ProxyCommand,
+		"stricthostkeychecking": &r.StrictHostKeyChecking, "connecttimeout": &r.ConnectTimeout,
+		"serveraliveinterval": &r.ServerAliveInterval, "serveralivecountmax": &r.ServerAliveCountMax,
+		"hostkeyalias": &r.HostKeyAlias, "hashknownhosts": &r.HashKnownHosts,
+	}
+	// Known-hosts lists are printed on one line, joined with spaces.
+	spaced := map[string]*[]string{
+		"userknownhostsfile": &r.UserKnownHostsFile, "globalknownhostsfile": &r.GlobalKnownHostsFile,
+	}
 	seen := false
 	for _, line := range strings.Split(out, "\n") {
 		key, val, _ := strings.Cut(line, " ")
-		switch key {
-		case "host":
-			r.Alias, seen = val, true
-		case "hostname":
-			r.HostName = val
-		case "port":
-			r.Port = val
-		case "user":
-			r.User = val
-		case "identityfile":
+		switch {
+		case key == "identityfile": // one line per file
 			r.IdentityFile = append(r.IdentityFile, val)
-		case "identitiesonly":
-			r.IdentitiesOnly = val
-		case "identityagent":
-			r.IdentityAgent = val
-		case "proxyjump":
-			r.ProxyJump = val
-		case "proxycommand":
-			r.ProxyCommand = val
-		case "userknownhostsfile":
-			r.UserKnownHostsFile = strings.Split(val, " ")
-		case "globalknownhostsfile":
-			r.GlobalKnownHostsFile = strings.Split(val, " ")
-		case "stricthostkeychecking":
-			r.StrictHostKeyChecking = val
-		case "connecttimeout":
-			r.ConnectTimeout = val
-		case "serveraliveinterval":
-			r.ServerAliveInterval = val
-		case "serveralivecountmax":
-			r.ServerAliveCountMax = val
-		case "hostkeyalias":
-			r.HostKeyAlias = val
-		case "hashknownhosts":
-			r.HashKnownHosts = val
+		case single[key] != nil:
+			*single[key] = val
+			seen = seen || key == "host"
+		case spaced[key] != nil:
+			*spaced[key] = strings.Split(val, " ")
 		}
 	}
 	if !seen || r.Port == "" {

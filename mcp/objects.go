@@ -3,9 +3,11 @@ package mcp
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -402,7 +404,7 @@ func filterExtraFields(kind string, filtersArg any, base []string) []string {
 			}
 		}
 	}
-	sortStrings(extra)
+	slices.Sort(extra)
 	return extra
 }
 
@@ -416,11 +418,7 @@ func filterRows(kind string, rows []tmux.Attrs, filtersArg any) ([]tmux.Attrs, e
 		return rows, err
 	}
 	var conds []filterCond
-	keys := make([]string, 0, len(filters))
-	for k := range filters {
-		keys = append(keys, k)
-	}
-	sortStrings(keys)
+	keys := slices.Sorted(maps.Keys(filters))
 	for _, key := range keys {
 		path, op, ok := splitFilterKey(key)
 		if !ok {

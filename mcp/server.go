@@ -15,6 +15,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -214,7 +215,7 @@ func (s *Server) sdkTool(t *tool, fleet bool) *sdk.Tool {
 		meta[k] = v
 	}
 	tags := append([]string(nil), ts.Tags...)
-	sortStrings(tags)
+	slices.Sort(tags)
 	meta["fastmcp"] = map[string]any{"tags": tags}
 	tool.Meta = meta
 	return tool

@@ -1,9 +1,10 @@
 package mcp
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 )
 
@@ -51,11 +52,7 @@ func (c *Call) spawnEnv() ([]string, error) {
 			}
 		}
 	}
-	keys := make([]string, 0, len(vals))
-	for k := range vals {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(vals))
 	args := make([]string, 0, len(keys))
 	for _, k := range keys {
 		args = append(args, k+"="+vals[k])

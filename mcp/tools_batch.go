@@ -3,7 +3,8 @@ package mcp
 import (
 	"context"
 	"encoding/json"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -276,11 +277,7 @@ func pyValueLen(v any) int {
 		}
 		return n
 	case map[string]any:
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
+		keys := slices.Sorted(maps.Keys(x))
 		n := 2
 		for i, k := range keys {
 			if i > 0 {

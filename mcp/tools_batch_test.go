@@ -4,9 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"testing"
 
@@ -324,11 +325,7 @@ func batchPyDumpsSorted(v any) string {
 		}
 		return "[" + strings.Join(parts, ",") + "]"
 	case map[string]any:
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
+		keys := slices.Sorted(maps.Keys(x))
 		parts := make([]string, len(keys))
 		for i, k := range keys {
 			parts[i] = pyfmt.JSONQuote(k) + ":" + batchPyDumpsSorted(x[k])

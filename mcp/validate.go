@@ -3,7 +3,9 @@ package mcp
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -104,7 +106,7 @@ func validateArgs(t *toolSpec, raw map[string]any, defaults map[string]any, extr
 			unknown = append(unknown, k)
 		}
 	}
-	sortStrings(unknown)
+	slices.Sort(unknown)
 	for _, k := range unknown {
 		errs = append(errs, valErr{[]string{k}, "Unexpected keyword argument", "unexpected_keyword_argument"})
 	}
@@ -233,11 +235,7 @@ func coerceType(tn string, v any, loc []string) (any, []valErr) {
 			return nil, []valErr{{loc, "Input should be a valid dictionary", "dict_type"}}
 		}
 		var errs []valErr
-		keys := make([]string, 0, len(m))
-		for k := range m {
-			keys = append(keys, k)
-		}
-		sortStrings(keys)
+		keys := slices.Sorted(maps.Keys(m))
 		for _, k := range keys {
 			if _, ok := m[k].(string); !ok {
 				errs = append(errs, valErr{append(append([]string(nil), loc...), k), "Input should be a valid string", "string_type"})
@@ -325,7 +323,7 @@ func coerceModel(name string, fields []paramSpec, v any, loc []string) (any, []v
 			unknown = append(unknown, k)
 		}
 	}
-	sortStrings(unknown)
+	slices.Sort(unknown)
 	for _, k := range unknown {
 		errs = append(errs, valErr{append(append([]string(nil), loc...), k), "Extra inputs are not permitted", "extra_forbidden"})
 	}

@@ -116,15 +116,9 @@ func OpenContext(ctx context.Context, path string, opts Options) (*Store, error)
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
-	if path == "" {
-		return nil, errors.New("store: empty state file path")
-	}
-	abs, err := filepath.Abs(path)
+	abs, opts, err := prepare(path, opts)
 	if err != nil {
-		return nil, fmt.Errorf("store: %w", err)
-	}
-	if opts.LockTimeout <= 0 {
-		opts.LockTimeout = DefaultLockTimeout
+		return nil, err
 	}
 	if opts.ReadOnly {
 		return openReadOnly(ctx, abs, opts)
@@ -193,17 +187,27 @@ func checkFile(abs string, fi fs.FileInfo) error {
 // whose OpenContext failed with ErrLocked and that wants its later
 // operations to try again rather than give up on the file for good.
 func Handle(path string, opts Options) (*Store, error) {
+	abs, opts, err := prepare(path, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &Store{path: abs, opts: opts, sem: semaphoreFor(abs), now: time.Now}, nil
+}
+
+// prepare checks path and makes it absolute, and fills in option
+// defaults.
+func prepare(path string, opts Options) (string, Options, error) {
 	if path == "" {
-		return nil, errors.New("store: empty state file path")
+		return "", opts, errors.New("store: empty state file path")
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
-		return nil, fmt.Errorf("store: %w", err)
+		return "", opts, fmt.Errorf("store: %w", err)
 	}
 	if opts.LockTimeout <= 0 {
 		opts.LockTimeout = DefaultLockTimeout
 	}
-	return &Store{path: abs, opts: opts, sem: semaphoreFor(abs), now: time.Now}, nil
+	return abs, opts, nil
 }
 
 // Path returns the absolute path of the state file.

@@ -16,7 +16,6 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/fleetmux/fleetmux/fleet"
 	"github.com/fleetmux/fleetmux/mcp"
 	"github.com/fleetmux/fleetmux/transport"
 )
@@ -100,15 +99,10 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		}
 	}()
 	if *hosts != "" {
-		sel, err := fleet.ParseSelection(*hosts)
+		sel, inv, err := loadInventory(*hosts, *sshConfig)
 		if err != nil {
 			fmt.Fprintf(stderr, "fleetmux bench: %v\n", err)
-			return 2
-		}
-		inv, err := fleet.LoadInventory(fleet.InventoryOptions{UserConfig: *sshConfig})
-		if err != nil {
-			fmt.Fprintf(stderr, "fleetmux bench: %v\n", err)
-			return 1
+			return exitStatus(err)
 		}
 		selected := inv.Select(sel)
 		if len(selected) == 0 {

@@ -90,15 +90,10 @@ func runHosts(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "fleetmux hosts: unexpected argument %q (see fleetmux hosts --help)\n", fs.Arg(0))
 		return 2
 	}
-	sel, err := fleet.ParseSelection(*patterns)
-	if err != nil {
-		fmt.Fprintf(stderr, "fleetmux hosts: --hosts: %v\n", err)
-		return 2
-	}
-	inv, err := fleet.LoadInventory(fleet.InventoryOptions{UserConfig: *sshConfig})
+	sel, inv, err := loadInventory(*patterns, *sshConfig)
 	if err != nil {
 		fmt.Fprintf(stderr, "fleetmux hosts: %v\n", err)
-		return 1
+		return exitStatus(err)
 	}
 	for _, w := range inv.Warnings() {
 		fmt.Fprintf(stderr, "fleetmux hosts: warning: %s\n", w)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -12,6 +13,28 @@ import (
 	"github.com/fleetmux/fleetmux/tmux"
 	"github.com/fleetmux/fleetmux/transport"
 )
+
+// errBadHosts marks a --hosts value that is not a valid selection (a
+// usage error, exit status 2).
+var errBadHosts = errors.New("--hosts")
+
+// loadInventory parses --hosts and loads the ssh_config inventory.
+func loadInventory(patterns, sshConfig string) (fleet.Selection, *fleet.Inventory, error) {
+	sel, err := fleet.ParseSelection(patterns)
+	if err != nil {
+		return sel, nil, fmt.Errorf("%w: %w", errBadHosts, err)
+	}
+	inv, err := fleet.LoadInventory(fleet.InventoryOptions{UserConfig: sshConfig})
+	return sel, inv, err
+}
+
+// exitStatus is 2 for a usage error in --hosts, 1 otherwise.
+func exitStatus(err error) int {
+	if errors.Is(err, errBadHosts) {
+		return 2
+	}
+	return 1
+}
 
 // openFleet switches on fleet mode when --hosts selects remote hosts:
 // it returns the fleet's backend and the function that closes it (a nil
@@ -25,15 +48,11 @@ func openFleet(g *globalFlags, st *store.Store, log *slog.Logger) (mcp.Backend, 
 		}
 		return nil, noop, nil
 	}
-	sel, err := fleet.ParseSelection(g.hosts)
-	if err != nil {
-		return nil, noop, err
-	}
 	safety, err := fleet.ParseHostSafety(g.hostSafety)
 	if err != nil {
 		return nil, noop, err
 	}
-	inv, err := fleet.LoadInventory(fleet.InventoryOptions{UserConfig: g.sshConfig})
+	sel, inv, err := loadInventory(g.hosts, g.sshConfig)
 	if err != nil {
 		return nil, noop, err
 	}

@@ -1,5 +1,0 @@
-package mcp
-
-import "sort"
-
-func sortStrings(s []string) { sort.Strings(s) }
