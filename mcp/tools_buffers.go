@@ -87,6 +87,15 @@ func bufferCmd(ctx context.Context, srv *tmux.Server, stdin []byte, timeoutMsg s
 	return out, nil
 }
 
+// namedBufferCmd is bufferCmd for a command on an existing buffer, whose
+// messages name it: "show-buffer failed for 'NAME': ...".
+func namedBufferCmd(ctx context.Context, srv *tmux.Server, name string, cmd tmux.Cmd) (*tmux.Output, error) {
+	return bufferCmd(ctx, srv, nil,
+		cmd.Name()+" timeout after 5s for "+pyfmt.Repr(name),
+		func(d string) string { return cmd.Name() + " failed for " + pyfmt.Repr(name) + ": " + d },
+		cmd)
+}
+
 func loadBuffer(ctx context.Context, c *Call) (any, error) {
 	srv := c.srv
 	c.s.noteServer(srv)
@@ -125,10 +134,7 @@ func pasteBuffer(ctx context.Context, c *Call) (any, error) {
 func showBuffer(ctx context.Context, c *Call) (any, error) {
 	srv := c.srv
 	name := c.StrOr("buffer_name", "") // checked by checkBufferArg
-	out, err := bufferCmd(ctx, srv, nil,
-		"show-buffer timeout after 5s for "+pyfmt.Repr(name),
-		func(d string) string { return "show-buffer failed for " + pyfmt.Repr(name) + ": " + d },
-		tmux.ShowBuffer(name))
+	out, err := namedBufferCmd(ctx, srv, name, tmux.ShowBuffer(name))
 	if err != nil {
 		return nil, err
 	}
@@ -144,10 +150,7 @@ func showBuffer(ctx context.Context, c *Call) (any, error) {
 func deleteBuffer(ctx context.Context, c *Call) (any, error) {
 	srv := c.srv
 	name := c.StrOr("buffer_name", "") // checked by checkBufferArg
-	_, err := bufferCmd(ctx, srv, nil,
-		"delete-buffer timeout after 5s for "+pyfmt.Repr(name),
-		func(d string) string { return "delete-buffer failed for " + pyfmt.Repr(name) + ": " + d },
-		tmux.DeleteBuffer(name))
+	_, err := namedBufferCmd(ctx, srv, name, tmux.DeleteBuffer(name))
 	if err != nil {
 		return nil, err
 	}

@@ -12,35 +12,24 @@ import (
 
 func listPanes(ctx context.Context, c *Call) (any, error) {
 	srv := c.srv
-	var (
-		rows []tmux.Attrs
-		err  error
-	)
-	extra := filterExtraFields("pane", c.Raw("filters"), tmux.PaneFields)
+	scope, target := tmux.PanesAll, ""
 	switch {
 	case c.Str("window_id") != nil || c.Str("window_index") != nil:
 		w, err := c.resolveWindow(ctx, srv)
 		if err != nil {
 			return nil, err
 		}
-		rows, err = srv.PanesWith(ctx, tmux.PanesWindow, w["window_id"], extra)
-		if err != nil {
-			return nil, err
-		}
+		scope, target = tmux.PanesWindow, w["window_id"]
 	case c.Str("session_name") != nil || c.Str("session_id") != nil:
-		s, err := c.resolveSession(ctx, srv)
+		id, err := c.sessionArg(ctx)
 		if err != nil {
 			return nil, err
 		}
-		rows, err = srv.PanesWith(ctx, tmux.PanesSession, s["session_id"], extra)
-		if err != nil {
-			return nil, err
-		}
-	default:
-		rows, err = srv.PanesWith(ctx, tmux.PanesAll, "", extra)
-		if err != nil {
-			return nil, err
-		}
+		scope, target = tmux.PanesSession, id
+	}
+	rows, err := srv.PanesWith(ctx, scope, target, filterExtraFields("pane", c.Raw("filters"), tmux.PaneFields))
+	if err != nil {
+		return nil, err
 	}
 	if rows, err = filterRows("pane", rows, c.Raw("filters")); err != nil {
 		return nil, err

@@ -27,20 +27,26 @@ func lookup(rows []Attrs, key, value string) (Attrs, error) {
 	return found, nil
 }
 
-// SessionByID finds a session by id ("$1").
-func (s *Server) SessionByID(ctx context.Context, id string) (Attrs, error) {
-	rows, err := s.Sessions(ctx)
+// byID is the one row of a listing whose key field is id: notFound when
+// there is none, an AmbiguousError when there are several.
+func byID(rows []Attrs, err error, key, id string, notFound error) (Attrs, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := lookup(rows, "session_id", id)
+	r, err := lookup(rows, key, id)
 	if err != nil {
 		return nil, err
 	}
 	if r == nil {
-		return nil, &NotFoundError{Key: "session_id", ID: id, ListCmd: "list-sessions"}
+		return nil, notFound
 	}
 	return r, nil
+}
+
+// SessionByID finds a session by id ("$1").
+func (s *Server) SessionByID(ctx context.Context, id string) (Attrs, error) {
+	rows, err := s.Sessions(ctx)
+	return byID(rows, err, "session_id", id, &NotFoundError{Key: "session_id", ID: id, ListCmd: "list-sessions"})
 }
 
 // ResolveSession applies the anchor's session rule: id wins over name;
@@ -79,17 +85,7 @@ func (s *Server) ResolveSession(ctx context.Context, name, id *string) (Attrs, e
 // WindowByID finds a window server-wide by id ("@2").
 func (s *Server) WindowByID(ctx context.Context, id string) (Attrs, error) {
 	rows, err := s.Windows(ctx, "")
-	if err != nil {
-		return nil, err
-	}
-	r, err := lookup(rows, "window_id", id)
-	if err != nil {
-		return nil, err
-	}
-	if r == nil {
-		return nil, &NotFoundError{Key: "window_id", ID: id, ListCmd: "list-windows"}
-	}
-	return r, nil
+	return byID(rows, err, "window_id", id, &NotFoundError{Key: "window_id", ID: id, ListCmd: "list-windows"})
 }
 
 // WindowTarget carries the hierarchy parameters of window resolution.
@@ -162,17 +158,7 @@ func pickWindow(rows []Attrs, index *string) (Attrs, error) {
 // PaneByID finds a pane server-wide by id ("%3").
 func (s *Server) PaneByID(ctx context.Context, id string) (Attrs, error) {
 	rows, err := s.Panes(ctx, PanesAll, "")
-	if err != nil {
-		return nil, err
-	}
-	r, err := lookup(rows, "pane_id", id)
-	if err != nil {
-		return nil, err
-	}
-	if r == nil {
-		return nil, &PaneNotFoundError{ID: id}
-	}
-	return r, nil
+	return byID(rows, err, "pane_id", id, &PaneNotFoundError{ID: id})
 }
 
 // PaneTarget carries the hierarchy parameters of pane resolution.
