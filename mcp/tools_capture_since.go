@@ -113,6 +113,19 @@ func captureSince(ctx context.Context, c *Call) (any, error) {
 	}, nil
 }
 
+// paneStateOf parses a PaneStateFormat read; a reply that is not what
+// the format promised is the anchor's ValueError.
+func paneStateOf(lines []string, err error) (tmux.PaneState, error) {
+	if err != nil {
+		return tmux.PaneState{}, err
+	}
+	st, err := tmux.PaneStateOf(lines)
+	if err != nil {
+		return st, pyValueError(err)
+	}
+	return st, nil
+}
+
 func round3(f float64) float64 { return math.Round(f*1000) / 1000 }
 
 // paneReader issues the plain (unbounded) tmux reads of capture_since.
@@ -123,15 +136,7 @@ type paneReader struct {
 
 // state probes the pane (tmux.PaneStateOf).
 func (r *paneReader) state(ctx context.Context) (tmux.PaneState, error) {
-	lines, err := r.srv.Display(ctx, r.paneID, tmux.PaneStateFormat)
-	if err != nil {
-		return tmux.PaneState{}, err
-	}
-	st, err := tmux.PaneStateOf(lines)
-	if err != nil {
-		return st, pyValueError(err)
-	}
-	return st, nil
+	return paneStateOf(r.srv.Display(ctx, r.paneID, tmux.PaneStateFormat))
 }
 
 func (r *paneReader) historyLimit(ctx context.Context) (int, error) {

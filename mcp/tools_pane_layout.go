@@ -89,13 +89,7 @@ func toolSelectPane(ctx context.Context, c *Call) (any, error) {
 		if len(panes) == 0 {
 			return nil, &tmux.PaneNotFoundError{}
 		}
-		idx := 0
-		for i, p := range panes {
-			if p["pane_active"] == "1" {
-				idx = i
-				break
-			}
-		}
+		idx := max(tmux.Active(panes, "pane"), 0)
 		step := 1
 		if *dir == "previous" {
 			step = -1
@@ -123,10 +117,8 @@ func toolSelectPane(ctx context.Context, c *Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, p := range panes {
-		if p["pane_active"] == "1" {
-			return c.paneInfo(p, c.newCallerCheck(ctx, srv)), nil
-		}
+	if i := tmux.Active(panes, "pane"); i >= 0 {
+		return c.paneInfo(panes[i], c.newCallerCheck(ctx, srv)), nil
 	}
 	return nil, &tmux.PaneNotFoundError{}
 }

@@ -104,10 +104,8 @@ func selectWindow(ctx context.Context, c *Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, r := range rows {
-		if r["window_active"] == "1" {
-			return c.windowInfo(r), nil
-		}
+	if i := tmux.Active(rows, "window"); i >= 0 {
+		return c.windowInfo(rows[i]), nil
 	}
 	return nil, &tmux.NoWindowsError{}
 }

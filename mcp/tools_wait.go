@@ -55,15 +55,7 @@ func (b *boundedTmux) lines(ctx context.Context, cmd tmux.Cmd) ([]string, error)
 }
 
 func (b *boundedTmux) state(ctx context.Context, paneID string) (tmux.PaneState, error) {
-	out, err := b.lines(ctx, tmux.DisplayFirst(paneID, tmux.PaneStateFormat))
-	if err != nil {
-		return tmux.PaneState{}, err
-	}
-	st, err := tmux.PaneStateOf(out)
-	if err != nil {
-		return st, pyValueError(err)
-	}
-	return st, nil
+	return paneStateOf(b.lines(ctx, tmux.DisplayFirst(paneID, tmux.PaneStateFormat)))
 }
 
 func (b *boundedTmux) historyLimit(ctx context.Context, paneID string) (int, error) {

@@ -78,13 +78,7 @@ func splitWindow(ctx context.Context, c *Call) (any, error) {
 		if len(panes) == 0 {
 			return nil, &tmux.PaneNotFoundError{}
 		}
-		target = panes[0]["pane_id"]
-		for _, p := range panes {
-			if p["pane_active"] == "1" {
-				target = p["pane_id"]
-				break
-			}
-		}
+		target = panes[max(tmux.Active(panes, "pane"), 0)]["pane_id"]
 	}
 	split.Target = target
 	switch v := c.Raw("size").(type) {

@@ -27,6 +27,17 @@ func lookup(rows []Attrs, key, value string) (Attrs, error) {
 	return found, nil
 }
 
+// Active is the index of the first row whose KIND_active field is "1"
+// (kind "pane" or "window"), or -1.
+func Active(rows []Attrs, kind string) int {
+	for i, r := range rows {
+		if r[kind+"_active"] == "1" {
+			return i
+		}
+	}
+	return -1
+}
+
 // byID is the one row of a listing whose key field is id: notFound when
 // there is none, an AmbiguousError when there are several.
 func byID(rows []Attrs, err error, key, id string, notFound error) (Attrs, error) {
@@ -58,23 +69,9 @@ func (s *Server) ResolveSession(ctx context.Context, name, id *string) (Attrs, e
 	}
 	switch {
 	case id != nil:
-		r, err := lookup(rows, "session_id", *id)
-		if err != nil {
-			return nil, err
-		}
-		if r == nil {
-			return nil, &NotFoundError{Key: "session_id", ID: *id, ListCmd: "list-sessions"}
-		}
-		return r, nil
+		return byID(rows, nil, "session_id", *id, &NotFoundError{Key: "session_id", ID: *id, ListCmd: "list-sessions"})
 	case name != nil:
-		r, err := lookup(rows, "session_name", *name)
-		if err != nil {
-			return nil, err
-		}
-		if r == nil {
-			return nil, &NotFoundError{Key: "session_name", ID: *name, ListCmd: "list-sessions"}
-		}
-		return r, nil
+		return byID(rows, nil, "session_name", *name, &NotFoundError{Key: "session_name", ID: *name, ListCmd: "list-sessions"})
 	}
 	if len(rows) == 0 {
 		return nil, &NotFoundError{Key: "session", ID: "(any)", ListCmd: "list-sessions"}
