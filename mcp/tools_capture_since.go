@@ -178,6 +178,23 @@ func (r *paneReader) capture(ctx context.Context, start string) ([]string, error
 	return lines, nil
 }
 
+// settle ends a read: the rows from before's cursor to the bottom, then
+// the pane's state again, which must still be the same process (pid).
+func (r *paneReader) settle(ctx context.Context, before tmux.PaneState, pid string) ([]string, tmux.PaneState, error) {
+	rows, err := r.cursorRows(ctx, before)
+	if err != nil {
+		return nil, tmux.PaneState{}, err
+	}
+	after, err := r.state(ctx)
+	if err != nil {
+		return nil, tmux.PaneState{}, err
+	}
+	if err := lifecycleChanged(r.paneID, after, pid); err != nil {
+		return nil, tmux.PaneState{}, err
+	}
+	return rows, after, nil
+}
+
 // cursorRows captures the rows from the cursor row to the bottom.
 func (r *paneReader) cursorRows(ctx context.Context, st tmux.PaneState) ([]string, error) {
 	if st.CursorY >= st.PaneHeight {
@@ -226,15 +243,8 @@ func (r *paneReader) stableVisible(ctx context.Context, baselinePid string, have
 		if err != nil {
 			return paneRead{}, err
 		}
-		rows, err := r.cursorRows(ctx, before)
+		rows, after, err := r.settle(ctx, before, expected)
 		if err != nil {
-			return paneRead{}, err
-		}
-		after, err := r.state(ctx)
-		if err != nil {
-			return paneRead{}, err
-		}
-		if err := lifecycleChanged(r.paneID, after, expected); err != nil {
 			return paneRead{}, err
 		}
 		if before == after {
@@ -336,15 +346,8 @@ func (r *paneReader) delta(ctx context.Context, cur *sinceCursor) (paneRead, err
 		if err != nil {
 			return paneRead{}, err
 		}
-		cursorRows, err := r.cursorRows(ctx, before)
+		cursorRows, after, err := r.settle(ctx, before, cur.PanePid)
 		if err != nil {
-			return paneRead{}, err
-		}
-		after, err := r.state(ctx)
-		if err != nil {
-			return paneRead{}, err
-		}
-		if err := lifecycleChanged(r.paneID, after, cur.PanePid); err != nil {
 			return paneRead{}, err
 		}
 		if before != after {

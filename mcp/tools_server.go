@@ -3,7 +3,6 @@ package mcp
 import (
 	"context"
 	"errors"
-	"os"
 	"strings"
 
 	"github.com/fleetmux/fleetmux/mcp/pyfmt"
@@ -145,15 +144,11 @@ func createSession(ctx context.Context, c *Call) (any, error) {
 	if w := c.Str("window_name"); w != nil && *w != "" {
 		ns.WindowName = w
 	}
-	lines, err := srv.Do(ctx, ns.Cmd())
+	row, err := srv.Created(ctx, ns.Cmd(), tmux.SessionFields, "session")
 	if err != nil {
-		return nil, err
+		return nil, replyError(err)
 	}
-	rows, err := tmux.ParseRows(lines, tmux.SessionFields)
-	if err != nil || len(rows) == 0 {
-		return nil, unexpected("RuntimeError", errOrEmpty(err, "new-session printed no session"))
-	}
-	return c.sessionInfo(rows[0]), nil
+	return c.sessionInfo(row), nil
 }
 
 func killServer(ctx context.Context, c *Call) (any, error) {
@@ -195,15 +190,12 @@ func checkSessionName(name string) error {
 	return err
 }
 
-type simpleErr string
-
-func (e simpleErr) Error() string { return string(e) }
-
-func errOrEmpty(err error, msg string) error {
-	if err != nil {
-		return err
+// replyError reports tmux output that is not what the command promised
+// as the unexpected RuntimeError the anchor raises; other errors pass.
+func replyError(err error) error {
+	var re *tmux.ReplyError
+	if errors.As(err, &re) {
+		return unexpected("RuntimeError", re.Err)
 	}
-	return simpleErr(msg)
+	return err
 }
-
-var _ = os.Getenv

@@ -48,15 +48,11 @@ func createWindow(ctx context.Context, c *Call) (any, error) {
 			return nil, expectedf("Invalid direction: %s. Valid: after, before", pyfmt.Repr(*d))
 		}
 	}
-	lines, err := srv.Do(ctx, nw.Cmd())
+	row, err := srv.Created(ctx, nw.Cmd(), tmux.WindowFields, "window")
 	if err != nil {
-		return nil, err
+		return nil, replyError(err)
 	}
-	rows, err := tmux.ParseRows(lines, tmux.WindowFields)
-	if err != nil || len(rows) == 0 {
-		return nil, unexpected("RuntimeError", errOrEmpty(err, "new-window printed no window"))
-	}
-	return c.windowInfoByID(ctx, srv, rows[0]["window_id"])
+	return c.windowInfoByID(ctx, srv, row["window_id"])
 }
 
 func checkRenameSession(c *Call) error { return checkSessionName(c.StrOr("new_name", "")) }

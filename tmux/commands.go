@@ -3,6 +3,7 @@ package tmux
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
@@ -68,6 +69,30 @@ func (s *Server) Do(ctx context.Context, cmds ...Cmd) ([]string, error) {
 		return out.Lines(), &CommandError{Sub: subcommand(argv), Stderr: out.ErrLines(), Argv: s.Argv(argv...)}
 	}
 	return out.Lines(), nil
+}
+
+// ReplyError is output that is not what a command promised to print.
+type ReplyError struct{ Err error }
+
+func (e *ReplyError) Error() string { return e.Err.Error() }
+func (e *ReplyError) Unwrap() error { return e.Err }
+
+// Created runs cmd, which prints the new object's fields (new-session,
+// new-window with -P -F), and returns that row; output without it is a
+// *ReplyError ("new-session printed no session" for noun "session").
+func (s *Server) Created(ctx context.Context, cmd Cmd, fields []string, noun string) (Attrs, error) {
+	lines, err := s.Do(ctx, cmd)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := ParseRows(lines, fields)
+	switch {
+	case err != nil:
+		return nil, &ReplyError{err}
+	case len(rows) == 0:
+		return nil, &ReplyError{fmt.Errorf("%s printed no %s", cmd.Name(), noun)}
+	}
+	return rows[0], nil
 }
 
 // ShellCommand is the command line, for a POSIX shell, that runs cmd
