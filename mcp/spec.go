@@ -200,17 +200,7 @@ func sortSchemaKeys(o *pyfmt.OMap) *pyfmt.OMap {
 }
 
 func sortAny(v any) any {
-	switch x := v.(type) {
-	case *pyfmt.OMap:
-		return sortSchemaKeys(x)
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = sortAny(e)
-		}
-		return out
-	}
-	return v
+	return pyfmt.MapObjects(v, func(o *pyfmt.OMap) any { return sortSchemaKeys(o) })
 }
 
 // outputSchema builds the result schema: a model's schema, or the wrapped

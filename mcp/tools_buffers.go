@@ -87,13 +87,17 @@ func bufferCmd(ctx context.Context, srv *tmux.Server, stdin []byte, timeoutMsg s
 	return out, nil
 }
 
-// namedBufferCmd is bufferCmd for a command on an existing buffer, whose
-// messages name it: "show-buffer failed for 'NAME': ...".
-func namedBufferCmd(ctx context.Context, srv *tmux.Server, name string, cmd tmux.Cmd) (*tmux.Output, error) {
-	return bufferCmd(ctx, srv, nil,
+// namedBufferCmd is bufferCmd for a command on the buffer the call
+// names (buffer_name, checked by checkBufferArg), whose messages name it:
+// "show-buffer failed for 'NAME': ...". It returns the name too.
+func (c *Call) namedBufferCmd(ctx context.Context, build func(name string) tmux.Cmd) (*tmux.Output, string, error) {
+	name := c.StrOr("buffer_name", "")
+	cmd := build(name)
+	out, err := bufferCmd(ctx, c.srv, nil,
 		cmd.Name()+" timeout after 5s for "+pyfmt.Repr(name),
 		func(d string) string { return cmd.Name() + " failed for " + pyfmt.Repr(name) + ": " + d },
 		cmd)
+	return out, name, err
 }
 
 func loadBuffer(ctx context.Context, c *Call) (any, error) {
@@ -132,9 +136,7 @@ func pasteBuffer(ctx context.Context, c *Call) (any, error) {
 }
 
 func showBuffer(ctx context.Context, c *Call) (any, error) {
-	srv := c.srv
-	name := c.StrOr("buffer_name", "") // checked by checkBufferArg
-	out, err := namedBufferCmd(ctx, srv, name, tmux.ShowBuffer(name))
+	out, name, err := c.namedBufferCmd(ctx, tmux.ShowBuffer)
 	if err != nil {
 		return nil, err
 	}
@@ -148,9 +150,7 @@ func showBuffer(ctx context.Context, c *Call) (any, error) {
 }
 
 func deleteBuffer(ctx context.Context, c *Call) (any, error) {
-	srv := c.srv
-	name := c.StrOr("buffer_name", "") // checked by checkBufferArg
-	_, err := namedBufferCmd(ctx, srv, name, tmux.DeleteBuffer(name))
+	_, name, err := c.namedBufferCmd(ctx, tmux.DeleteBuffer)
 	if err != nil {
 		return nil, err
 	}

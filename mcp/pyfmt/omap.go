@@ -164,23 +164,31 @@ func decodeValue(dec *json.Decoder, depth int) (any, error) {
 	return nil, fmt.Errorf("pyfmt: unexpected JSON delimiter %q", d)
 }
 
-// ToPlain converts *OMap trees to map[string]any.
-func ToPlain(v any) any {
+// MapObjects returns v with every outermost *OMap replaced by f's result,
+// looking inside lists; f decides what happens inside the object.
+func MapObjects(v any, f func(*OMap) any) any {
 	switch tv := v.(type) {
 	case *OMap:
-		m := make(map[string]any, len(tv.keys))
-		for _, k := range tv.keys {
-			m[k] = ToPlain(tv.vals[k])
-		}
-		return m
+		return f(tv)
 	case []any:
 		out := make([]any, len(tv))
 		for i, e := range tv {
-			out[i] = ToPlain(e)
+			out[i] = MapObjects(e, f)
 		}
 		return out
 	}
 	return v
+}
+
+// ToPlain converts *OMap trees to map[string]any.
+func ToPlain(v any) any {
+	return MapObjects(v, func(o *OMap) any {
+		m := make(map[string]any, len(o.keys))
+		for _, k := range o.keys {
+			m[k] = ToPlain(o.vals[k])
+		}
+		return m
+	})
 }
 
 // MarshalNoEscape is json.Marshal without HTML escaping.
