@@ -12,7 +12,10 @@ var ErrNUL = errors.New("argument contains a NUL byte")
 
 // QuoteArgv turns argv into one command line for a POSIX shell (sshd runs
 // the user's login shell as `$SHELL -c LINE`). It is the only place in
-// fleetmux where an argv becomes a shell string.
+// fleetmux where an argv becomes a line for a login shell. (The text tmux
+// itself hands to sh, pipe-pane's command and run_command's trailer typed
+// into a pane, is built in package tmux with Python's shlex rules, as the
+// reference server types it.)
 //
 // Every element is wrapped in single quotes, inside which a POSIX shell
 // treats every byte literally. A single quote itself becomes close quote,
