@@ -1,0 +1,82 @@
+package tmux
+
+import (
+	"context"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// TestBatchSplitsOutputs: each command's output comes back on its own,
+// also for commands that print nothing, and matches the same command run
+// alone.
+func TestBatchSplitsOutputs(t *testing.T) {
+	srv := testServer(t, "batch")
+	ctx := context.Background()
+	cmds := []Cmd{
+		ListIDs("session", ""),
+		SetOption(OptionTarget{ID: "s", Scope: ScopeSession}, "@fmx", "1"), // prints nothing
+		DisplayMessage("s", "#{session_name}\n\nx"),                         // empty line inside
+		ListIDs("pane", ""),
+	}
+	replies, err := srv.Batch(ctx, cmds...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range cmds {
+		r := replies[i]
+		if !r.Ran || r.Err != nil {
+			t.Fatalf("%s: ran %v err %v", c.Name(), r.Ran, r.Err)
+		}
+		if i == 1 {
+			if len(r.Lines) != 0 {
+				t.Errorf("set-option printed %q", r.Lines)
+			}
+			continue
+		}
+		alone, err := srv.Exec(ctx, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(r.Lines, alone.Lines()) {
+			t.Errorf("%s: batched %q, alone %q", c.Name(), r.Lines, alone.Lines())
+		}
+	}
+}
+
+// TestBatchAttributesFailure: tmux stops a list at the first failing
+// command; its stderr is that command's error, earlier outputs are kept
+// and later commands are marked as not run.
+func TestBatchAttributesFailure(t *testing.T) {
+	srv := testServer(t, "batchfail")
+	replies, err := srv.Batch(context.Background(), ListIDs("session", ""), KillWindow("@999"), SetOption(OptionTarget{ID: "s", Scope: ScopeSession}, "@never", "1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := replies[0]; !r.Ran || r.Err != nil || len(r.Lines) != 1 {
+		t.Errorf("first: %+v", r)
+	}
+	if r := replies[1]; !r.Ran || r.Err == nil || r.Err.Sub != "kill-window" || !strings.Contains(r.Err.Error(), "can't find window") {
+		t.Errorf("second: %+v", r)
+	}
+	if r := replies[2]; r.Ran || r.Err != nil {
+		t.Errorf("third: %+v", r)
+	}
+	out, _ := srv.Exec(context.Background(), ShowOptions(OptionTarget{ID: "s", Scope: ScopeSession}, "@never"))
+	if len(out.Lines()) != 0 {
+		t.Errorf("command after the failure ran: %q", out.Lines())
+	}
+	// The first command failing.
+	replies, err = srv.Batch(context.Background(), KillPane("%999"), ListIDs("session", ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if replies[0].Err == nil || replies[1].Ran {
+		t.Errorf("first failing: %+v", replies)
+	}
+	// One command: the same as Do.
+	replies, err = srv.Batch(context.Background(), ListIDs("session", ""))
+	if err != nil || len(replies) != 1 || replies[0].Err != nil || len(replies[0].Lines) != 1 {
+		t.Errorf("single: %+v %v", replies, err)
+	}
+}
