@@ -16,7 +16,7 @@ func TestBatchSplitsOutputs(t *testing.T) {
 	cmds := []Cmd{
 		ListIDs("session", ""),
 		SetOption(OptionTarget{ID: "s", Scope: ScopeSession}, "@fmx", "1"), // prints nothing
-		DisplayMessage("s", "#{session_name}\n\nx"),                         // empty line inside
+		DisplayMessage("s", "#{session_name}\n\nx"),                        // empty line inside
 		ListIDs("pane", ""),
 	}
 	replies, err := srv.Batch(ctx, cmds...)
