@@ -23,10 +23,16 @@ func (c *Call) resolveWindow(ctx context.Context, srv *tmux.Server) (tmux.Attrs,
 // resolvePane applies §5.3 with pane_id, session_name, session_id and
 // window_id (pane tools never pass window_index).
 func (c *Call) resolvePane(ctx context.Context, srv *tmux.Server) (tmux.Attrs, error) {
-	return srv.ResolvePane(ctx, tmux.PaneTarget{
+	return srv.ResolvePane(ctx, c.paneTarget())
+}
+
+// paneTarget is the pane the call's pane_id, session and window
+// parameters name.
+func (c *Call) paneTarget() tmux.PaneTarget {
+	return tmux.PaneTarget{
 		PaneID: c.Str("pane_id"), SessionName: c.Str("session_name"),
 		SessionID: c.Str("session_id"), WindowID: c.Str("window_id"),
-	})
+	}
 }
 
 // sessionArg is the id of the session session_name or session_id names,

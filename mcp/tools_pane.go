@@ -212,16 +212,21 @@ func toolCapturePane(ctx context.Context, c *Call) (any, error) {
 	return body, nil
 }
 
+// toolSnapshotPane reads the pane's state and text in one request with
+// its lookup when pane_id is a plain id.
 func toolSnapshotPane(ctx context.Context, c *Call) (any, error) {
-	srv, id := c.srv, c.pane["pane_id"]
+	srv := c.srv
 	vars := make([]string, len(snapshotFormatVars))
 	for i, v := range snapshotFormatVars {
 		vars[i] = "#{" + v + "}"
 	}
-	lines, err := srv.Display(ctx, id, strings.Join(vars, tmux.Sep))
+	p, replies, err := srv.PaneRead(ctx, c.paneTarget(), func(id string) []tmux.Cmd {
+		return []tmux.Cmd{tmux.DisplayMessage(id, strings.Join(vars, tmux.Sep)), tmux.CapturePane(id, nil, nil)}
+	})
 	if err != nil {
 		return nil, err
 	}
+	id, lines := p["pane_id"], replies[0].Lines
 	raw := ""
 	if len(lines) > 0 {
 		raw = lines[0]
@@ -235,11 +240,7 @@ func toolSnapshotPane(ctx context.Context, c *Call) (any, error) {
 			f[v] = ""
 		}
 	}
-	out, err := srv.Exec(ctx, tmux.CapturePane(id, nil, nil))
-	if err != nil {
-		return nil, err
-	}
-	kept, truncated, dropped := paneTailLines(out.Lines(), paneIntArg(c, "max_lines"))
+	kept, truncated, dropped := paneTailLines(replies[1].Lines, paneIntArg(c, "max_lines"))
 	num := func(k string) int {
 		if n := intAttr(f, k); n != nil {
 			return *n
@@ -287,12 +288,17 @@ func checkDisplayFormat(c *Call) error {
 	return nil
 }
 
+// toolDisplayMessage finds the pane and expands the format in one
+// request when pane_id is a plain id (tmux's verdict on the format is
+// not checked, as in the anchor).
 func toolDisplayMessage(ctx context.Context, c *Call) (any, error) {
-	out, err := c.srv.Exec(ctx, tmux.DisplayMessage(c.pane["pane_id"], c.StrOr("format_string", "")))
+	_, replies, err := c.srv.PaneRead(ctx, c.paneTarget(), func(id string) []tmux.Cmd {
+		return []tmux.Cmd{tmux.DisplayMessage(id, c.StrOr("format_string", ""))}
+	})
 	if err != nil {
 		return nil, err
 	}
-	return strings.Join(out.Lines(), "\n"), nil
+	return strings.Join(replies[0].Lines, "\n"), nil
 }
 
 func toolGetPaneInfo(ctx context.Context, c *Call) (any, error) {

@@ -309,13 +309,14 @@ func TestPaneSnapshot(t *testing.T) {
 }
 
 // TestPaneSnapshotShortReply runs snapshot_pane through a tmux wrapper
-// that cuts display-message replies down to two fields, as an old tmux
+// that cuts the snapshot's display-message reply (its 23 fields; the
+// request may carry other commands) down to two fields, as an old tmux
 // that does not know some variables would.
 func TestPaneSnapshotShortReply(t *testing.T) {
 	e := newEnv(t)
 	pane := e.firstPane()
 	wrapper := filepath.Join(t.TempDir(), "tmux-short")
-	script := "#!/bin/sh\ncase \" $* \" in *\" display-message \"*) tmux \"$@\" | awk -F '\xe2\x90\x9e' '{print $1 \"\xe2\x90\x9e\" $2}'; exit 0;; esac\nexec tmux \"$@\"\n"
+	script := "#!/bin/sh\ncase \" $* \" in *\" display-message \"*) tmux \"$@\" | awk -F '\xe2\x90\x9e' 'NF == 23 {print $1 \"\xe2\x90\x9e\" $2; next} {print}'; exit 0;; esac\nexec tmux \"$@\"\n"
 	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}

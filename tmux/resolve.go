@@ -158,6 +158,61 @@ func (s *Server) PaneByID(ctx context.Context, id string) (Attrs, error) {
 	return byID(rows, err, "pane_id", id, &PaneNotFoundError{ID: id})
 }
 
+// PaneRead resolves t and runs the commands read makes for the pane's id.
+// When t names a plain pane id ("%3", which tmux resolves exactly), the
+// lookup listing and the commands travel as one request, one round trip
+// to a remote host; otherwise the pane is resolved first. Because the
+// commands may run before the lookup is judged (a pane listed twice is
+// still an AmbiguousError), read must only build commands without side
+// effects. The replies are those of read's commands.
+func (s *Server) PaneRead(ctx context.Context, t PaneTarget, read func(paneID string) []Cmd) (Attrs, []Reply, error) {
+	if t.PaneID == nil || !plainID(*t.PaneID, '%') {
+		p, err := s.ResolvePane(ctx, t)
+		if err != nil {
+			return nil, nil, err
+		}
+		replies, err := s.Batch(ctx, read(p["pane_id"])...)
+		return p, replies, err
+	}
+	id := *t.PaneID
+	listing := cmd("list-panes", "-a", "-F", Format(PaneFields))
+	replies, err := s.Batch(ctx, append([]Cmd{listing}, read(id)...)...)
+	if err != nil {
+		return nil, nil, err
+	}
+	rows, err := s.rowsOf(listing, replies[0], PaneFields)
+	p, err := byID(rows, err, "pane_id", id, &PaneNotFoundError{ID: id})
+	if err != nil {
+		return nil, nil, err
+	}
+	return p, replies[1:], nil
+}
+
+// rowsOf parses a listing's reply the way list does: a listing that
+// failed because no server runs is no rows.
+func (s *Server) rowsOf(listing Cmd, r Reply, fields []string) ([]Attrs, error) {
+	if r.Err != nil {
+		if isNoServer(strings.Join(r.Err.Stderr, "\n")) {
+			return nil, nil
+		}
+		return nil, &CommandError{Sub: listing.Name(), Stderr: r.Err.Stderr, Argv: s.CmdArgv(listing)}
+	}
+	return ParseRows(r.Lines, fields)
+}
+
+// plainID reports whether id is sigil followed by digits ("%12", "@3").
+func plainID(id string, sigil byte) bool {
+	if len(id) < 2 || id[0] != sigil {
+		return false
+	}
+	for i := 1; i < len(id); i++ {
+		if id[i] < '0' || id[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
 // PaneTarget carries the hierarchy parameters of pane resolution.
 type PaneTarget struct {
 	PaneID, SessionName, SessionID, WindowID, WindowIndex *string
