@@ -50,18 +50,16 @@ func runCommand(ctx context.Context, c *Call) (any, error) {
 	channel, statusOption := "r_"+id, "@s_"+id
 	payload := runCommandPayload(srv, paneID, channel, statusOption, command, suppress)
 
+	// One request types the command, waits for its trailer to signal the
+	// channel (wait-for holds the rest of the list), reads the status it
+	// left and unsets it; the timeout ends the request.
 	started := time.Now()
-	if _, err := srv.Exec(ctx, tmux.SendKeysRaw(paneID, true, payload)); err != nil {
-		return nil, err
-	}
-	if _, err := srv.Exec(ctx, tmux.SendEnter(paneID)); err != nil {
-		return nil, err
-	}
-
-	timedOut := false
 	wctx, cancel := context.WithTimeout(ctx, durSeconds(effective))
-	out, err := srv.Exec(wctx, tmux.WaitFor(channel))
+	replies, err := srv.Batch(wctx,
+		tmux.SendKeysRaw(paneID, true, payload), tmux.SendEnter(paneID), tmux.WaitFor(channel),
+		tmux.ShowPaneOption(paneID, statusOption), tmux.UnsetPaneOption(paneID, statusOption))
 	cancel()
+	timedOut := false
 	switch {
 	case err != nil && ctx.Err() != nil:
 		return nil, ctx.Err()
@@ -69,19 +67,19 @@ func runCommand(ctx context.Context, c *Call) (any, error) {
 		timedOut = true
 	case err != nil:
 		return nil, err
-	case out.ExitCode != 0:
-		return nil, expectedf("wait-for failed for run_command channel %s: %s", pyfmt.Repr(channel), stderrOrExit(out))
+	case replies[0].Err != nil:
+		return nil, replies[0].Err // the pane went away before the keys reached it
+	case replies[1].Err != nil:
+		return nil, replies[1].Err
+	case replies[2].Err != nil:
+		return nil, expectedf("wait-for failed for run_command channel %s: %s", pyfmt.Repr(channel), replyErrText(replies[2]))
 	}
 	elapsed := time.Since(started).Seconds()
 
 	var exitStatus *int
 	if !timedOut {
-		so, err := srv.Exec(ctx, tmux.ShowPaneOption(paneID, statusOption))
-		if err != nil {
-			return nil, err
-		}
 		text := ""
-		if lines := so.Lines(); len(lines) > 0 {
+		if lines := replies[3].Lines; len(lines) > 0 {
 			text = pyStrip(lines[0])
 		}
 		n, perr := tmux.ParseInt(text)
@@ -89,7 +87,6 @@ func runCommand(ctx context.Context, c *Call) (any, error) {
 			return nil, expectedf("run_command could not read exit status from %s", pyfmt.Repr(statusOption))
 		}
 		exitStatus = &n
-		_, _ = srv.Exec(ctx, tmux.UnsetPaneOption(paneID, statusOption))
 	}
 
 	capOut, err := srv.Exec(ctx, tmux.Capture{Target: paneID, Join: true}.Cmd())
@@ -150,6 +147,14 @@ func stderrOrExit(out *tmux.Output) string {
 		return s
 	}
 	return "exit " + itoa(out.ExitCode)
+}
+
+// replyErrText is stderrOrExit for a failed command of a batch.
+func replyErrText(r tmux.Reply) string {
+	if s := pyStrip(strings.Join(r.Err.Stderr, "\n")); s != "" {
+		return s
+	}
+	return "exit " + itoa(r.ExitCode)
 }
 
 // pyIsSpace is Python's str.isspace for one character.

@@ -287,7 +287,8 @@ func TestTailLinesSliceSemantics(t *testing.T) {
 
 func intRef(n int) *int { return &n }
 
-// waitForChildren lists live "tmux ... -L <socket> wait-for r_*" processes.
+// waitForChildren lists live tmux clients of <socket> whose command list
+// holds "wait-for r_*".
 func waitForChildren(socket string) []string {
 	var found []string
 	entries, _ := os.ReadDir("/proc")
@@ -297,7 +298,11 @@ func waitForChildren(socket string) []string {
 			continue
 		}
 		argv := strings.Split(strings.TrimRight(string(raw), "\x00"), "\x00")
-		if len(argv) < 2 || filepath.Base(argv[0]) != "tmux" || !strings.HasPrefix(argv[len(argv)-1], "r_") || argv[len(argv)-2] != "wait-for" {
+		waits := false
+		for i := 1; i+1 < len(argv); i++ {
+			waits = waits || (argv[i] == "wait-for" && strings.HasPrefix(argv[i+1], "r_"))
+		}
+		if len(argv) < 2 || filepath.Base(argv[0]) != "tmux" || !waits {
 			continue
 		}
 		if strings.Contains(string(raw), "\x00"+socket+"\x00") {

@@ -18,6 +18,8 @@ type Reply struct {
 	Err *CommandError
 	// Ran is false for the commands after a failed one.
 	Ran bool
+	// ExitCode is the tmux client's exit status, on the failed command.
+	ExitCode int
 }
 
 // Batch sends cmds to tmux as one request (one tmux client, one round
@@ -68,13 +70,13 @@ func (s *Server) Batch(ctx context.Context, cmds ...Cmd) ([]Reply, error) {
 		// Every command ran; the last one printed the rest.
 		replies[done] = Reply{Lines: SplitLines(rest), Ran: true}
 		if failed {
-			replies[done].Err = s.batchError(cmds[done], out)
+			replies[done].Err, replies[done].ExitCode = s.batchError(cmds[done], out), out.ExitCode
 		}
 		return replies, nil
 	}
 	// cmds[done] failed: what it printed before failing is the rest of
 	// stdout; nothing after it ran.
-	replies[done] = Reply{Lines: SplitLines(rest), Ran: true, Err: s.batchError(cmds[done], out)}
+	replies[done] = Reply{Lines: SplitLines(rest), Ran: true, Err: s.batchError(cmds[done], out), ExitCode: out.ExitCode}
 	return replies, nil
 }
 
@@ -91,9 +93,5 @@ func markerAt(b, line []byte) int {
 }
 
 func (s *Server) batchError(c Cmd, out *Output) *CommandError {
-	lines := out.ErrLines()
-	if len(lines) == 0 {
-		lines = []string{fmt.Sprintf("exit status %d", out.ExitCode)}
-	}
-	return &CommandError{Sub: c.Name(), Stderr: lines, Argv: s.CmdArgv(c)}
+	return &CommandError{Sub: c.Name(), Stderr: out.ErrLines(), Argv: s.CmdArgv(c)}
 }
