@@ -21,13 +21,19 @@ func listPanes(ctx context.Context, c *Call) (any, error) {
 		}
 		scope, target = tmux.PanesWindow, w["window_id"]
 	case c.Str("session_name") != nil || c.Str("session_id") != nil:
-		id, err := c.sessionArg(ctx)
-		if err != nil {
-			return nil, err
-		}
-		scope, target = tmux.PanesSession, id
+		// One request: the session and every pane, filtered by session.
+		scope = tmux.PanesSession
 	}
-	rows, err := srv.PanesWith(ctx, scope, target, filterExtraFields("pane", c.Raw("filters"), tmux.PaneFields))
+	var (
+		rows []tmux.Attrs
+		err  error
+	)
+	extra := filterExtraFields("pane", c.Raw("filters"), tmux.PaneFields)
+	if scope == tmux.PanesSession {
+		_, rows, err = srv.SessionPanes(ctx, c.Str("session_name"), c.Str("session_id"), extra)
+	} else {
+		rows, err = srv.PanesWith(ctx, scope, target, extra)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -80,3 +80,39 @@ func TestBatchAttributesFailure(t *testing.T) {
 		t.Errorf("single: %+v %v", replies, err)
 	}
 }
+
+// TestSessionPanesMatchesListPanes: the one-request session listing gives
+// what list-panes -s -t gives, linked windows included.
+func TestSessionPanesMatchesListPanes(t *testing.T) {
+	srv := testServer(t, "sesspanes")
+	ctx := context.Background()
+	for _, c := range [][]string{
+		{"new-session", "-d", "-s", "b"},
+		{"split-window", "-t", "s:0"},
+		{"new-window", "-t", "s:"},
+		{"link-window", "-s", "s:1", "-t", "b:5"},
+		{"link-window", "-s", "s:0", "-t", "s:7"},
+	} {
+		if _, err := srv.Cmd(ctx, c...); err != nil {
+			t.Fatalf("%v: %v", c, err)
+		}
+	}
+	for _, name := range []string{"s", "b"} {
+		n := name
+		sess, got, err := srv.SessionPanes(ctx, &n, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := srv.Panes(ctx, PanesSession, sess["session_id"])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("session %s:\n got %v\nwant %v", name, got, want)
+		}
+	}
+	missing := "nope"
+	if _, _, err := srv.SessionPanes(ctx, &missing, nil, nil); err == nil || !strings.Contains(err.Error(), "session_name=nope") {
+		t.Errorf("missing session: %v", err)
+	}
+}

@@ -67,6 +67,11 @@ func (s *Server) ResolveSession(ctx context.Context, name, id *string) (Attrs, e
 	if err != nil {
 		return nil, err
 	}
+	return pickSession(rows, name, id)
+}
+
+// pickSession applies the session rule to a session listing.
+func pickSession(rows []Attrs, name, id *string) (Attrs, error) {
 	switch {
 	case id != nil:
 		return byID(rows, nil, "session_id", *id, &NotFoundError{Key: "session_id", ID: *id, ListCmd: "list-sessions"})
@@ -77,6 +82,39 @@ func (s *Server) ResolveSession(ctx context.Context, name, id *string) (Attrs, e
 		return nil, &NotFoundError{Key: "session", ID: "(any)", ListCmd: "list-sessions"}
 	}
 	return rows[0], nil
+}
+
+// SessionPanes resolves the session name or id names (the rule of
+// ResolveSession) and lists its panes, as `list-panes -s -t SESSION`
+// would, reading the extra format variables too: one request, the
+// session listing and every pane, filtered here.
+func (s *Server) SessionPanes(ctx context.Context, name, id *string, extra []string) (Attrs, []Attrs, error) {
+	sessions := cmd("list-sessions", "-F", Format(SessionFields))
+	fields := withFields(PaneFields, extra)
+	panes := cmd("list-panes", "-a", "-F", Format(fields))
+	replies, err := s.Batch(ctx, sessions, panes)
+	if err != nil {
+		return nil, nil, err
+	}
+	srows, err := s.rowsOf(sessions, replies[0], SessionFields)
+	if err != nil {
+		return nil, nil, err
+	}
+	sess, err := pickSession(srows, name, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	prows, err := s.rowsOf(panes, replies[1], fields)
+	if err != nil {
+		return nil, nil, err
+	}
+	out := []Attrs{}
+	for _, r := range prows {
+		if r["session_id"] == sess["session_id"] {
+			out = append(out, r)
+		}
+	}
+	return sess, out, nil
 }
 
 // WindowByID finds a window server-wide by id ("@2").
