@@ -87,14 +87,22 @@ func searchPanes(ctx context.Context, c *Call) (any, error) {
 	}
 	matches := []PaneContentMatch{}
 	perPaneTruncated := false
-	var all []tmux.Attrs
+	// One request: every pane's row and each candidate's text.
+	var (
+		all      []tmux.Attrs
+		captured []tmux.Reply
+	)
 	if len(candidates) > 0 {
-		if all, err = srv.Panes(ctx, tmux.PanesAll, ""); err != nil {
+		captures := make([]tmux.Cmd, len(candidates))
+		for i, id := range candidates {
+			captures[i] = tmux.Capture{Target: id, Start: start, End: end, Join: true}.Cmd()
+		}
+		if all, captured, err = srv.PaneRows(ctx, captures); err != nil {
 			return nil, err
 		}
 	}
 	caller := c.newCallerCheck(ctx, srv)
-	for _, id := range candidates {
+	for i, id := range candidates {
 		pane, err := findPaneRow(all, id)
 		if err != nil {
 			return nil, err
@@ -102,12 +110,8 @@ func searchPanes(ctx context.Context, c *Call) (any, error) {
 		if pane == nil {
 			continue
 		}
-		out, err := srv.Exec(ctx, tmux.Capture{Target: id, Start: start, End: end, Join: true}.Cmd())
-		if err != nil {
-			return nil, err
-		}
 		var hits []string
-		for _, l := range out.Lines() {
+		for _, l := range captured[i].Lines {
 			if re.MatchString(l) {
 				hits = append(hits, l)
 			}

@@ -116,3 +116,25 @@ func TestSessionPanesMatchesListPanes(t *testing.T) {
 		t.Errorf("missing session: %v", err)
 	}
 }
+
+// TestBatchEachGoesOn: a failing command does not stop the independent
+// ones after it.
+func TestBatchEachGoesOn(t *testing.T) {
+	srv := testServer(t, "batcheach")
+	replies, err := srv.BatchEach(context.Background(), ListIDs("session", ""), CapturePane("%999", nil, nil), ListIDs("pane", ""), CapturePane("%998", nil, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(replies) != 4 {
+		t.Fatalf("%d replies", len(replies))
+	}
+	for i, r := range replies {
+		failed := i == 1 || i == 3
+		if !r.Ran || (r.Err != nil) != failed {
+			t.Errorf("reply %d: %+v", i, r)
+		}
+	}
+	if len(replies[2].Lines) != 1 {
+		t.Errorf("panes after a failure: %q", replies[2].Lines)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -68,18 +69,21 @@ func BenchmarkRoundTrips(b *testing.B) {
 	pane := sess.ActivePaneID
 	call("slow", "list_sessions", nil) // connect both
 	tools := []struct {
-		name string
-		args map[string]any
+		name  string
+		args  map[string]any
+		label string
 	}{
-		{"list_sessions", nil},
-		{"capture_pane", map[string]any{"pane_id": pane}},
-		{"get_pane_info", map[string]any{"pane_id": pane}},
-		{"send_keys", map[string]any{"pane_id": pane, "keys": "x", "enter": false}},
-		{"list_panes", map[string]any{"session_name": "rt"}},
-		{"display_message", map[string]any{"pane_id": pane, "format_string": "#{pane_id}"}},
-		{"snapshot_pane", map[string]any{"pane_id": pane}},
-		{"search_panes", map[string]any{"pattern": "no-such-text-anywhere"}},
-		{"run_command", map[string]any{"pane_id": pane, "command": "true"}},
+		{"list_sessions", nil, ""},
+		{"capture_pane", map[string]any{"pane_id": pane}, ""},
+		{"get_pane_info", map[string]any{"pane_id": pane}, ""},
+		{"send_keys", map[string]any{"pane_id": pane, "keys": "x", "enter": false}, ""},
+		{"list_panes", map[string]any{"session_name": "rt"}, ""},
+		{"display_message", map[string]any{"pane_id": pane, "format_string": "#{pane_id}"}, ""},
+		{"snapshot_pane", map[string]any{"pane_id": pane}, ""},
+		{"search_panes", map[string]any{"pattern": "no-such-text-anywhere"}, "search (none)"},
+		{"search_panes", map[string]any{"pattern": "xxx"}, "search (match)"},
+		{"search_panes", map[string]any{"pattern": "x+", "regex": true}, "search (regex)"},
+		{"run_command", map[string]any{"pane_id": pane, "command": "true"}, ""},
 	}
 	const n = 15
 	for b.Loop() {
@@ -93,12 +97,15 @@ func BenchmarkRoundTrips(b *testing.B) {
 			}
 			pf, ps := p50(fast), p50(slow)
 			rt := float64(ps-pf) / float64(rtt)
-			b.ReportMetric(rt, "rt-"+tl.name)
-			b.Logf("%-16s fast p50 %6.2f ms  slow p50 %7.2f ms  round trips %.2f", tl.name, ms(pf), ms(ps), rt)
+			label := tl.label
+			if label == "" {
+				label = tl.name
+			}
+			b.ReportMetric(rt, "rt-"+strings.NewReplacer(" ", "-", "(", "", ")", "").Replace(label))
+			fmt.Fprintf(os.Stderr, "%-16s fast p50 %6.2f ms  slow p50 %7.2f ms  round trips %.2f\n", label, ms(pf), ms(ps), rt)
 		}
 	}
 }
-
 
 func roundTripClient(b *testing.B, cfgPath string) *sdk.ClientSession {
 	inv, err := fleet.LoadInventory(fleet.InventoryOptions{UserConfig: cfgPath})
