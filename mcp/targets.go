@@ -83,13 +83,8 @@ func (c *Call) sessionInfoByID(ctx context.Context, srv *tmux.Server, id string)
 // call first; tmux's "can't find pane" then stands for the lookup miss.
 func (c *Call) directPaneID() (string, bool) {
 	id := c.Str("pane_id")
-	if id == nil || len(*id) < 2 || (*id)[0] != '%' {
+	if id == nil || !tmux.IsPaneID(*id) {
 		return "", false
-	}
-	for _, r := range (*id)[1:] {
-		if r < '0' || r > '9' {
-			return "", false
-		}
 	}
 	return *id, true
 }

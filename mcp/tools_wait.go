@@ -55,11 +55,11 @@ func (b *boundedTmux) lines(ctx context.Context, cmd tmux.Cmd) ([]string, error)
 }
 
 func (b *boundedTmux) state(ctx context.Context, paneID string) (tmux.PaneState, error) {
-	return paneStateOf(b.lines(ctx, tmux.DisplayFirst(paneID, tmux.PaneStateFormat)))
+	return paneStateOf(b.lines(ctx, tmux.DisplayMessage(paneID, tmux.PaneStateFormat)))
 }
 
 func (b *boundedTmux) historyLimit(ctx context.Context, paneID string) (int, error) {
-	out, err := b.lines(ctx, tmux.DisplayFirst(paneID, tmux.HistoryLimitFormat))
+	out, err := b.lines(ctx, tmux.DisplayMessage(paneID, tmux.HistoryLimitFormat))
 	if err != nil {
 		return 0, err
 	}

@@ -120,7 +120,7 @@ func (s *Server) BatchEach(ctx context.Context, cmds ...Cmd) ([]Reply, error) {
 // in one request, for readers that need both: the rows, then the capture
 // replies in ids' order (a pane that is gone has an Err and no lines).
 func (s *Server) PaneRows(ctx context.Context, captures []Cmd) ([]Attrs, []Reply, error) {
-	listing := cmd("list-panes", "-a", "-F", Format(PaneFields))
+	listing := paneListing(PaneFields)
 	replies, err := s.BatchEach(ctx, append([]Cmd{listing}, captures...)...)
 	if err != nil {
 		return nil, nil, err

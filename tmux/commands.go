@@ -210,21 +210,19 @@ func CapturePane(target string, start, end *int) Cmd {
 	return cmd(args...)
 }
 
-// DisplayMessage prints format expanded for target; an empty format is
-// left out, so tmux prints its default message. Check the format with
-// CheckFormat first.
+// DisplayMessage prints format expanded for target ("" for the server's
+// current session); an empty format is left out, so tmux prints its
+// default message. Check the format with CheckFormat first.
 func DisplayMessage(target, format string) Cmd {
-	args := []string{"display-message", "-t", target, "-p"}
+	args := []string{"display-message"}
+	if target != "" {
+		args = append(args, "-t", target)
+	}
+	args = append(args, "-p")
 	if format != "" {
 		args = append(args, format)
 	}
 	return cmd(args...)
-}
-
-// DisplayFirst is display-message -p with the flags before the target
-// (the order the wait and capture_since readers use).
-func DisplayFirst(target, format string) Cmd {
-	return cmd("display-message", "-p", "-t", target, format)
 }
 
 // KillPane kills target.

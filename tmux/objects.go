@@ -88,20 +88,28 @@ func ParseRows(lines []string, fields []string) ([]Attrs, error) {
 
 // list runs a list command; a server that is not running yields no rows.
 func (s *Server) list(ctx context.Context, fields []string, args ...string) ([]Attrs, error) {
-	args = append(args, "-F", Format(fields))
-	out, err := s.Run(ctx, args...)
+	listing := cmd(append(args, "-F", Format(fields))...)
+	replies, err := s.Batch(ctx, listing) // one command: no marker
 	if err != nil {
 		return nil, err
 	}
-	if out.ExitCode != 0 {
-		stderr := strings.TrimSpace(string(out.Stderr))
-		if isNoServer(stderr) {
+	return s.rowsOf(listing, replies[0], fields)
+}
+
+// rowsOf parses a listing's reply: a listing that failed because no
+// server runs is no rows; stderr from a listing that exited 0 is ignored.
+func (s *Server) rowsOf(listing Cmd, r Reply, fields []string) ([]Attrs, error) {
+	if r.Err != nil && r.ExitCode != 0 {
+		if isNoServer(strings.TrimSpace(strings.Join(r.Err.Stderr, "\n"))) {
 			return nil, nil
 		}
-		return nil, &CommandError{Sub: subcommand(args), Stderr: out.ErrLines(), Argv: s.Argv(args...)}
+		return nil, &CommandError{Sub: listing.Name(), Stderr: r.Err.Stderr, Argv: s.CmdArgv(listing)}
 	}
-	return ParseRows(out.Lines(), fields)
+	return ParseRows(r.Lines, fields)
 }
+
+// paneListing lists every pane of the server (list-panes -a) with fields.
+func paneListing(fields []string) Cmd { return cmd("list-panes", "-a", "-F", Format(fields)) }
 
 func isNoServer(stderr string) bool {
 	return stderr == "" || strings.HasPrefix(stderr, "no server running") ||
@@ -202,12 +210,7 @@ func (s *Server) PanesWith(ctx context.Context, scope PaneScope, target string, 
 // Display evaluates a format against a target with display-message -p and
 // returns its output lines (stderr ignored).
 func (s *Server) Display(ctx context.Context, target, format string) ([]string, error) {
-	args := []string{"display-message"}
-	if target != "" {
-		args = append(args, "-t", target)
-	}
-	args = append(args, "-p", format)
-	out, err := s.Run(ctx, args...)
+	out, err := s.Exec(ctx, DisplayMessage(target, format))
 	if err != nil {
 		return nil, err
 	}

@@ -91,7 +91,7 @@ func pickSession(rows []Attrs, name, id *string) (Attrs, error) {
 func (s *Server) SessionPanes(ctx context.Context, name, id *string, extra []string) (Attrs, []Attrs, error) {
 	sessions := cmd("list-sessions", "-F", Format(SessionFields))
 	fields := withFields(PaneFields, extra)
-	panes := cmd("list-panes", "-a", "-F", Format(fields))
+	panes := paneListing(fields)
 	replies, err := s.Batch(ctx, sessions, panes)
 	if err != nil {
 		return nil, nil, err
@@ -204,7 +204,7 @@ func (s *Server) PaneByID(ctx context.Context, id string) (Attrs, error) {
 // still an AmbiguousError), read must only build commands without side
 // effects. The replies are those of read's commands.
 func (s *Server) PaneRead(ctx context.Context, t PaneTarget, read func(paneID string) []Cmd) (Attrs, []Reply, error) {
-	if t.PaneID == nil || !plainID(*t.PaneID, '%') {
+	if t.PaneID == nil || !IsPaneID(*t.PaneID) {
 		p, err := s.ResolvePane(ctx, t)
 		if err != nil {
 			return nil, nil, err
@@ -213,7 +213,7 @@ func (s *Server) PaneRead(ctx context.Context, t PaneTarget, read func(paneID st
 		return p, replies, err
 	}
 	id := *t.PaneID
-	listing := cmd("list-panes", "-a", "-F", Format(PaneFields))
+	listing := paneListing(PaneFields)
 	replies, err := s.Batch(ctx, append([]Cmd{listing}, read(id)...)...)
 	if err != nil {
 		return nil, nil, err
@@ -226,21 +226,10 @@ func (s *Server) PaneRead(ctx context.Context, t PaneTarget, read func(paneID st
 	return p, replies[1:], nil
 }
 
-// rowsOf parses a listing's reply the way list does: a listing that
-// failed because no server runs is no rows.
-func (s *Server) rowsOf(listing Cmd, r Reply, fields []string) ([]Attrs, error) {
-	if r.Err != nil {
-		if isNoServer(strings.Join(r.Err.Stderr, "\n")) {
-			return nil, nil
-		}
-		return nil, &CommandError{Sub: listing.Name(), Stderr: r.Err.Stderr, Argv: s.CmdArgv(listing)}
-	}
-	return ParseRows(r.Lines, fields)
-}
-
-// plainID reports whether id is sigil followed by digits ("%12", "@3").
-func plainID(id string, sigil byte) bool {
-	if len(id) < 2 || id[0] != sigil {
+// IsPaneID reports whether id is a plain tmux pane id ("%12"), which tmux
+// resolves exactly (no name or prefix matching).
+func IsPaneID(id string) bool {
+	if len(id) < 2 || id[0] != '%' {
 		return false
 	}
 	for i := 1; i < len(id); i++ {

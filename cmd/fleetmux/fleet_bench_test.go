@@ -87,6 +87,12 @@ func BenchmarkIdleConnections200(b *testing.B) {
 }
 
 func fleetClient20(b *testing.B, cfgPath, pattern string) *sdk.ClientSession {
+	return benchFleetClient(b, cfgPath, pattern, mcp.TierReadonly)
+}
+
+// benchFleetClient serves the hosts pattern selects (no local host) at
+// the given safety tier and connects an in-process MCP client to it.
+func benchFleetClient(b *testing.B, cfgPath, pattern string, safety mcp.Tier) *sdk.ClientSession {
 	inv, err := fleet.LoadInventory(fleet.InventoryOptions{UserConfig: cfgPath})
 	if err != nil {
 		b.Fatal(err)
@@ -97,7 +103,7 @@ func fleetClient20(b *testing.B, cfgPath, pattern string) *sdk.ClientSession {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { f.Close() })
-	srv, err := mcp.New(mcp.Options{Settings: mcp.Settings{Safety: mcp.TierReadonly, SuppressHistory: true, WaitMax: 30}, Backend: fleetBackend{f: f},
+	srv, err := mcp.New(mcp.Options{Settings: mcp.Settings{Safety: safety, SuppressHistory: true, WaitMax: 30}, Backend: fleetBackend{f: f},
 		Getenv: func(k string) string {
 			if k == "TMUX" || k == "TMUX_PANE" {
 				return ""

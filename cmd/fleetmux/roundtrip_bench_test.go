@@ -14,7 +14,6 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/fleetmux/fleetmux/fleet"
 	"github.com/fleetmux/fleetmux/mcp"
 	"github.com/fleetmux/fleetmux/transport/sshtest"
 )
@@ -46,7 +45,7 @@ func BenchmarkRoundTrips(b *testing.B) {
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 		b.Fatal(err)
 	}
-	cs := roundTripClient(b, cfgPath)
+	cs := benchFleetClient(b, cfgPath, "fast,slow", mcp.TierDestructive)
 	call := func(host, tool string, args map[string]any) (*sdk.CallToolResult, time.Duration) {
 		a := map[string]any{"host": host}
 		for k, v := range args {
@@ -105,33 +104,4 @@ func BenchmarkRoundTrips(b *testing.B) {
 			fmt.Fprintf(os.Stderr, "%-16s fast p50 %6.2f ms  slow p50 %7.2f ms  round trips %.2f\n", label, ms(pf), ms(ps), rt)
 		}
 	}
-}
-
-func roundTripClient(b *testing.B, cfgPath string) *sdk.ClientSession {
-	inv, err := fleet.LoadInventory(fleet.InventoryOptions{UserConfig: cfgPath})
-	if err != nil {
-		b.Fatal(err)
-	}
-	sel, _ := fleet.ParseSelection("fast,slow")
-	f, err := fleet.New(fleet.Options{Inventory: inv, Selection: sel, NoLocal: true})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { f.Close() })
-	srv, err := mcp.New(mcp.Options{Settings: mcp.Settings{Safety: mcp.TierDestructive, SuppressHistory: true, WaitMax: 30}, Backend: fleetBackend{f: f},
-		Getenv: func(k string) string {
-			if k == "TMUX" || k == "TMUX_PANE" {
-				return ""
-			}
-			return os.Getenv(k)
-		}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	cs, done, err := srv.InProcess(context.Background(), "bench")
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(done)
-	return cs
 }
