@@ -92,7 +92,7 @@ var toolDefs = []toolDef{
 	// Panes: keys and output.
 	{name: "send_keys", target: targetServer, run: toolSendKeys},
 	{name: "send_keys_batch", target: targetServer, run: sendKeysBatch},
-	{name: "run_command", target: targetPane, check: checkRunCommand, run: runCommand,
+	{name: "run_command", target: targetServer, check: checkRunCommand, run: runCommand,
 		defaults: func(st Settings) map[string]any { return map[string]any{"suppress_history": st.SuppressHistory} }},
 	{name: "capture_pane", target: targetServer, run: toolCapturePane},
 	{name: "capture_since", target: targetServer, check: checkCaptureSince, run: captureSince},

@@ -38,32 +38,46 @@ func runCommandTimeout(c *Call) float64 {
 	return 30.0
 }
 
+// runSettle is how long run_command lets the shell print its prompt after
+// the trailer signalled, before it captures the pane: the prompt is part
+// of what libtmux-mcp returns (it captures in a later tmux call).
+const runSettle = 15 * time.Millisecond
+
 func runCommand(ctx context.Context, c *Call) (any, error) {
 	command := c.StrOr("command", "")
 	suppress := c.Bool("suppress_history")
 	effective := min(runCommandTimeout(c), waitCeiling(c))
-	srv, paneID := c.srv, c.pane["pane_id"]
+	srv := c.srv
 	id, err := runCommandID()
 	if err != nil {
 		return nil, unexpected("RuntimeError", err)
 	}
 	channel, statusOption := "r_"+id, "@s_"+id
-	payload := runCommandPayload(srv, paneID, channel, statusOption, command, suppress)
 
-	// One request types the command, waits for its trailer to signal the
-	// channel (wait-for holds the rest of the list), reads the status it
-	// left and unsets it; the timeout ends the request.
+	// One request finds the pane, types the command, waits for its
+	// trailer to signal the channel (wait-for holds the rest of the
+	// list), reads and unsets the status it left and captures the pane
+	// once the shell has had runSettle to print its prompt; the timeout
+	// ends the request.
+	paneID := ""
+	act := func(p string) []tmux.Cmd {
+		paneID = p
+		payload := runCommandPayload(srv, p, channel, statusOption, command, suppress)
+		return []tmux.Cmd{
+			tmux.SendKeysRaw(p, true, payload), tmux.SendEnter(p), tmux.WaitFor(channel),
+			tmux.ShowPaneOption(p, statusOption), tmux.UnsetPaneOption(p, statusOption),
+			tmux.Pause(runSettle), tmux.Capture{Target: p, Join: true}.Cmd(),
+		}
+	}
 	started := time.Now()
 	wctx, cancel := context.WithTimeout(ctx, durSeconds(effective))
-	replies, err := srv.Batch(wctx,
-		tmux.SendKeysRaw(paneID, true, payload), tmux.SendEnter(paneID), tmux.WaitFor(channel),
-		tmux.ShowPaneOption(paneID, statusOption), tmux.UnsetPaneOption(paneID, statusOption))
+	_, replies, err := srv.PaneAct(wctx, c.paneTarget(), act)
 	cancel()
 	timedOut := false
 	switch {
 	case err != nil && ctx.Err() != nil:
 		return nil, ctx.Err()
-	case err != nil && errors.Is(wctx.Err(), context.DeadlineExceeded):
+	case err != nil && paneID != "" && errors.Is(wctx.Err(), context.DeadlineExceeded):
 		timedOut = true
 	case err != nil:
 		return nil, err
@@ -77,6 +91,7 @@ func runCommand(ctx context.Context, c *Call) (any, error) {
 	elapsed := time.Since(started).Seconds()
 
 	var exitStatus *int
+	var lines []string
 	if !timedOut {
 		text := ""
 		if lines := replies[3].Lines; len(lines) > 0 {
@@ -87,13 +102,20 @@ func runCommand(ctx context.Context, c *Call) (any, error) {
 			return nil, expectedf("run_command could not read exit status from %s", pyfmt.Repr(statusOption))
 		}
 		exitStatus = &n
+		if r := replies[6]; r.Ran && r.Err == nil {
+			lines = r.Lines
+		} else if r.Err != nil {
+			return nil, r.Err
+		}
 	}
-
-	capOut, err := srv.Exec(ctx, tmux.Capture{Target: paneID, Join: true}.Cmd())
-	if err != nil {
-		return nil, err
+	if lines == nil {
+		capOut, err := srv.Exec(ctx, tmux.Capture{Target: paneID, Join: true}.Cmd())
+		if err != nil {
+			return nil, err
+		}
+		lines = capOut.Lines()
 	}
-	visible := filterRunCommandLines(capOut.Lines(), channel, statusOption)
+	visible := filterRunCommandLines(lines, channel, statusOption)
 	kept, truncated, dropped := tailLines(visible, c.Int("max_lines"))
 	return RunCommandResult{
 		PaneID:               paneID,

@@ -30,11 +30,7 @@ func getSessionInfo(ctx context.Context, c *Call) (any, error) {
 func createWindow(ctx context.Context, c *Call) (any, error) {
 	env, _ := c.spawnEnv() // checked by checkSpawnEnv
 	srv := c.srv
-	s, err := c.resolveSession(ctx, srv)
-	if err != nil {
-		return nil, err
-	}
-	nw := tmux.NewWindow{Session: s["session_id"], Name: c.Str("window_name"), Attach: c.Bool("attach"), Spawn: tmux.Spawn{Env: env}}
+	nw := tmux.NewWindow{Name: c.Str("window_name"), Attach: c.Bool("attach"), Spawn: tmux.Spawn{Env: env}}
 	if d := c.Str("start_directory"); d != nil && *d != "" {
 		nw.Spawn.Dir = c.expandHome(*d)
 	}
@@ -45,14 +41,18 @@ func createWindow(ctx context.Context, c *Call) (any, error) {
 		case "after":
 			nw.After = true
 		default:
+			// The session is looked up first, as libtmux-mcp does.
+			if _, err := c.resolveSession(ctx, srv); err != nil {
+				return nil, err
+			}
 			return nil, expectedf("Invalid direction: %s. Valid: after, before", pyfmt.Repr(*d))
 		}
 	}
-	row, err := srv.Created(ctx, nw.Cmd(), tmux.WindowFields, "window")
+	_, w, err := srv.NewWindowIn(ctx, tmux.SessionRef{Name: c.Str("session_name"), ID: c.Str("session_id")}, nw)
 	if err != nil {
 		return nil, replyError(err)
 	}
-	return c.windowInfoByID(ctx, srv, row["window_id"])
+	return c.windowInfo(w), nil
 }
 
 func checkRenameSession(c *Call) error { return checkSessionName(c.StrOr("new_name", "")) }

@@ -174,11 +174,11 @@ func moveWindow(ctx context.Context, c *Call) (any, error) {
 func killWindow(ctx context.Context, c *Call) (any, error) {
 	wid := c.StrOr("window_id", "")
 	srv := c.srv
-	w, err := srv.WindowByID(ctx, wid)
-	if err != nil {
-		return nil, err
-	}
 	if id := c.caller(); id != nil && id.PaneID != "" && c.callerOnServer(ctx, srv) {
+		w, err := srv.WindowByID(ctx, wid)
+		if err != nil {
+			return nil, err
+		}
 		p, err := callerPane(ctx, srv, id.PaneID)
 		if err != nil {
 			return nil, err
@@ -186,9 +186,18 @@ func killWindow(ctx context.Context, c *Call) (any, error) {
 		if p != nil && p["window_id"] == wid {
 			return nil, refusedf("Refusing to kill the window containing this MCP server's pane. Use a manual tmux command if intended.")
 		}
+		if _, err := srv.Do(ctx, tmux.KillWindow(w["window_id"])); err != nil {
+			return nil, err
+		}
+		return "Window killed: " + w["window_id"], nil
 	}
-	if _, err := srv.Do(ctx, tmux.KillWindow(w["window_id"])); err != nil {
+	// No guard to check: the lookup and the kill are one request.
+	w, replies, err := srv.WindowAct(ctx, wid, func(id string) []tmux.Cmd { return []tmux.Cmd{tmux.KillWindow(id)} })
+	if err != nil {
 		return nil, err
+	}
+	if replies[0].Err != nil {
+		return nil, replies[0].Err
 	}
 	return "Window killed: " + w["window_id"], nil
 }

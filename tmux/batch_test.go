@@ -2,6 +2,7 @@ package tmux
 
 import (
 	"context"
+	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -136,5 +137,116 @@ func TestBatchEachGoesOn(t *testing.T) {
 	}
 	if len(replies[2].Lines) != 1 {
 		t.Errorf("panes after a failure: %q", replies[2].Lines)
+	}
+}
+
+// TestPaneActGuards: the commands run only for a pane listed once; a
+// missing pane and a pane of a linked window (listed twice) give the
+// lookup's error and nothing runs.
+func TestPaneActGuards(t *testing.T) {
+	srv := testServer(t, "paneact")
+	ctx := context.Background()
+	ids, err := srv.Cmd(ctx, "list-panes", "-a", "-F", "#{pane_id}")
+	if err != nil || len(ids) != 1 {
+		t.Fatalf("panes %q %v", ids, err)
+	}
+	pane := ids[0]
+	mark := func(id string) []Cmd {
+		return []Cmd{SetOption(OptionTarget{ID: id, Scope: ScopePane}, "@acted", "yes"), DisplayMessage(id, "#{@acted}")}
+	}
+	acted := func(id string) string {
+		out, err := srv.Exec(ctx, DisplayMessage(id, "#{@acted}"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Join(out.Lines(), "")
+	}
+	p, replies, err := srv.PaneAct(ctx, PaneTarget{PaneID: &pane}, mark)
+	if err != nil || p["pane_id"] != pane || len(replies) != 2 || strings.Join(replies[1].Lines, "") != "yes" {
+		t.Fatalf("unique pane: %v %v %+v", p, err, replies)
+	}
+	missing := "%999"
+	if _, _, err := srv.PaneAct(ctx, PaneTarget{PaneID: &missing}, mark); err == nil || err.Error() != "Pane not found: %999" {
+		t.Fatalf("missing pane: %v", err)
+	}
+	// Link the window into a second session: the pane is listed twice.
+	if _, err := srv.Cmd(ctx, "set-option", "-p", "-t", pane, "-u", "@acted"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := srv.Cmd(ctx, "new-session", "-d", "-s", "other"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := srv.Cmd(ctx, "link-window", "-s", "s:0", "-t", "other:5"); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = srv.PaneAct(ctx, PaneTarget{PaneID: &pane}, mark)
+	var amb *AmbiguousError
+	if !errors.As(err, &amb) || amb.Count != 2 {
+		t.Fatalf("linked window: %v", err)
+	}
+	if got := acted(pane); got != "" {
+		t.Fatalf("commands ran for an ambiguous pane: @acted=%q", got)
+	}
+}
+
+// TestNewWindowIn: a window is created in the session named by id, by a
+// plain name or by any other name, and read back as RefreshWindow reads
+// it; a missing session is the lookup's error and creates nothing.
+func TestNewWindowIn(t *testing.T) {
+	srv := testServer(t, "newwin")
+	ctx := context.Background()
+	if _, err := srv.Cmd(ctx, "new-session", "-d", "-s", "odd name#1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := srv.Cmd(ctx, "new-session", "-d", "-s", "ss"); err != nil { // a prefix match for "s" must not be taken
+		t.Fatal(err)
+	}
+	sid, err := srv.Cmd(ctx, "display-message", "-p", "-t", "=s:", "#{session_id}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	str := func(s string) *string { return &s }
+	count := func() int {
+		ids, err := srv.Cmd(ctx, "list-windows", "-a", "-F", "#{window_id}")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(ids)
+	}
+	for _, tc := range []struct {
+		name    string
+		ref     SessionRef
+		session string
+	}{
+		{"by id", SessionRef{ID: str(sid[0])}, "s"},
+		{"by plain name", SessionRef{Name: str("s")}, "s"},
+		{"by other name", SessionRef{Name: str("odd name#1")}, "odd name#1"},
+		{"first session", SessionRef{}, "odd name#1"},
+	} {
+		sess, w, err := srv.NewWindowIn(ctx, tc.ref, NewWindow{Name: str(tc.name)})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		want, err := srv.RefreshWindow(ctx, w["window_id"])
+		if err != nil {
+			t.Fatal(err)
+		}
+		// window_linked counts references, and a notification queued by
+		// new-window holds one until the request ends.
+		delete(w, "window_linked")
+		delete(want, "window_linked")
+		if !reflect.DeepEqual(w, want) || w["session_name"] != tc.session || sess["session_name"] != tc.session || w["window_name"] != tc.name {
+			t.Errorf("%s: got %v, want %v in %q", tc.name, w, want, tc.session)
+		}
+	}
+	before := count()
+	for _, ref := range []SessionRef{{Name: str("s2")}, {Name: str("client-1")}, {ID: str("$99")}, {Name: str("s:0")}} {
+		var nf *NotFoundError
+		if _, _, err := srv.NewWindowIn(ctx, ref, NewWindow{}); !errors.As(err, &nf) {
+			t.Errorf("%+v: %v", ref, err)
+		}
+	}
+	if n := count(); n != before {
+		t.Errorf("windows %d -> %d after failed creates", before, n)
 	}
 }

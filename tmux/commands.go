@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Cmd is one tmux command: its name and arguments, without the tmux
@@ -30,6 +31,23 @@ func (c Cmd) Name() string {
 }
 
 func cmd(args ...string) Cmd { return Cmd{args: args} }
+
+// guardFailed is the command a guard's false branch names: it does not
+// exist, so parsing it fails and if-shell fails with it, which stops the
+// rest of the command list (an error inside a branch that parsed would
+// stop only the branch).
+const guardFailed = "fleetmux-guard-failed"
+
+// Guard is a command that fails, and so stops the rest of its command
+// list, unless cond expands to true for target (if-shell -F: a format, no
+// shell). cond must be a constant of this package; target an id.
+func guard(target, cond string) Cmd {
+	return cmd("if-shell", "-F", "-t", target, cond, "", guardFailed)
+}
+
+// UniqueWindow fails unless target's window is linked exactly once, so
+// that target is listed once by list-panes -a and list-windows -a.
+func UniqueWindow(target string) Cmd { return guard(target, "#{==:#{window_linked_sessions},1}") }
 
 // join is the argv of a command list: the commands separated by a lone
 // ";" (the one argument EscapeArg leaves as tmux's separator).
@@ -556,6 +574,12 @@ func WaitFor(channel string) Cmd { return cmd("wait-for", channel) }
 
 // Signal signals channel (wait-for -S).
 func Signal(channel string) Cmd { return cmd("wait-for", "-S", channel) }
+
+// Pause holds the rest of a command list for d (run-shell -d with no
+// command, tmux 3.2 and later; millisecond resolution).
+func Pause(d time.Duration) Cmd {
+	return cmd("run-shell", "-d", strconv.FormatFloat(d.Seconds(), 'f', 3, 64))
+}
 
 // ---- options, environment, hooks ----
 

@@ -226,10 +226,67 @@ func (s *Server) PaneRead(ctx context.Context, t PaneTarget, read func(paneID st
 	return p, replies[1:], nil
 }
 
+// PaneAct is PaneRead for commands with side effects: when t names a
+// plain pane id, one request lists the panes, checks in tmux that the
+// pane is listed exactly once (UniqueWindow: its window has one link), and
+// only then runs act's commands; the listing decides the error when the
+// check fails (PaneNotFoundError, AmbiguousError). A check that fails while
+// the listing shows the pane once (a notification briefly holds a
+// reference to the window) costs one more request for act alone.
+// Otherwise the pane is resolved first. On an error from the request
+// itself (a deadline while act waits, say) the returned row is nil.
+func (s *Server) PaneAct(ctx context.Context, t PaneTarget, act func(paneID string) []Cmd) (Attrs, []Reply, error) {
+	if t.PaneID == nil || !IsPaneID(*t.PaneID) {
+		p, err := s.ResolvePane(ctx, t)
+		if err != nil {
+			return nil, nil, err
+		}
+		replies, err := s.Batch(ctx, act(p["pane_id"])...)
+		return p, replies, err
+	}
+	return s.actOn(ctx, paneListing(PaneFields), PaneFields, "pane_id", *t.PaneID, &PaneNotFoundError{ID: *t.PaneID}, act)
+}
+
+// WindowAct is PaneAct for a window named by its id ("@3").
+func (s *Server) WindowAct(ctx context.Context, id string, act func(windowID string) []Cmd) (Attrs, []Reply, error) {
+	if !isID(id, '@') {
+		w, err := s.WindowByID(ctx, id)
+		if err != nil {
+			return nil, nil, err
+		}
+		replies, err := s.Batch(ctx, act(w["window_id"])...)
+		return w, replies, err
+	}
+	listing := cmd("list-windows", "-a", "-F", Format(WindowFields))
+	return s.actOn(ctx, listing, WindowFields, "window_id", id, &NotFoundError{Key: "window_id", ID: id, ListCmd: "list-windows"}, act)
+}
+
+// actOn sends listing, the UniqueWindow check of id and act's commands as
+// one request and judges the lookup of id in the listing (see PaneAct).
+func (s *Server) actOn(ctx context.Context, listing Cmd, fields []string, key, id string, notFound error, act func(string) []Cmd) (Attrs, []Reply, error) {
+	replies, err := s.Batch(ctx, append([]Cmd{listing, UniqueWindow(id)}, act(id)...)...)
+	if err != nil {
+		return nil, nil, err
+	}
+	rows, err := s.rowsOf(listing, replies[0], fields)
+	r, err := byID(rows, err, key, id, notFound)
+	if err != nil {
+		return nil, nil, err
+	}
+	if replies[1].Err == nil {
+		return r, replies[2:], nil
+	}
+	replies, err = s.Batch(ctx, act(id)...)
+	return r, replies, err
+}
+
 // IsPaneID reports whether id is a plain tmux pane id ("%12"), which tmux
 // resolves exactly (no name or prefix matching).
-func IsPaneID(id string) bool {
-	if len(id) < 2 || id[0] != '%' {
+func IsPaneID(id string) bool { return isID(id, '%') }
+
+// isID reports whether id is sigil followed by decimal digits.
+func isID(id string, sigil byte) bool {
+	if len(id) < 2 || id[0] != sigil {
 		return false
 	}
 	for i := 1; i < len(id); i++ {
@@ -320,16 +377,22 @@ func (s *Server) RefreshWindow(ctx context.Context, id string) (Attrs, error) {
 	if len(match) == 0 {
 		return nil, &NotFoundError{Key: "window_id", ID: id, ListCmd: "list-windows", Extra: pyTuple("-t", id)}
 	}
+	return pickWindowRow(match), nil
+}
+
+// pickWindowRow is the row RefreshWindow returns among the rows of one
+// window in one session: the active one, else the lowest index.
+func pickWindowRow(match []Attrs) Attrs {
 	best := match[0]
 	for _, r := range match {
 		if r["window_active"] == "1" {
-			return r, nil
+			return r
 		}
 		if atoi(r["window_index"]) < atoi(best["window_index"]) {
 			best = r
 		}
 	}
-	return best, nil
+	return best
 }
 
 // RefreshPane re-reads a pane as libtmux's Pane.refresh does
