@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"regexp"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/fleetmux/fleetmux/tmux"
@@ -33,74 +32,28 @@ func searchPanes(ctx context.Context, c *Call) (any, error) {
 	contentStart, contentEnd := c.Int("content_start"), c.Int("content_end")
 	scoped := c.Str("session_name") != nil || c.Str("session_id") != nil
 
-	var (
-		candidates []string
-		err        error
-	)
-	_, fast := tmux.PanesContaining("", pattern, regex, matchCase)
-	if contentStart == nil && contentEnd == nil && fast {
-		session := ""
-		if scoped {
-			sess, err := c.resolveSession(ctx, srv)
-			if err != nil {
-				return nil, err
-			}
-			session = sess["session_id"]
-		}
-		list, _ := tmux.PanesContaining(session, pattern, regex, matchCase)
-		out, err := srv.Exec(ctx, list)
-		if err != nil {
-			return nil, err
-		}
-		candidates = dedupePaneIDs(out.Lines())
-	} else {
-		var rows []tmux.Attrs
-		if scoped {
-			sess, err := c.resolveSession(ctx, srv)
-			if err != nil {
-				return nil, err
-			}
-			rows, err = srv.Panes(ctx, tmux.PanesSession, sess["session_id"])
-			if err != nil {
-				return nil, err
-			}
-		} else if rows, err = srv.Panes(ctx, tmux.PanesAll, ""); err != nil {
-			return nil, err
-		}
-		ids := make([]string, 0, len(rows))
-		for _, r := range rows {
-			ids = append(ids, r["pane_id"])
-		}
-		candidates = dedupePaneIDs(ids)
+	// One request lists the panes and captures the candidates: the panes
+	// whose visible text tmux finds the pattern in (when it can test the
+	// pattern and no row range is asked), else every pane.
+	filter := ""
+	if contentStart == nil && contentEnd == nil {
+		filter, _ = tmux.ContainsFilter(pattern, regex, matchCase)
 	}
-
+	var ref *tmux.SessionRef
+	if scoped {
+		ref = &tmux.SessionRef{Name: c.Str("session_name"), ID: c.Str("session_id")}
+	}
+	found, err := srv.PaneCaptures(ctx, ref, filter, contentStart, contentEnd)
+	if err != nil {
+		return nil, err
+	}
+	all, candidates, captured := found.Rows, found.IDs, found.Texts
 	perPane := 50
 	if n := c.Int("max_matched_lines_per_pane"); n != nil {
 		perPane = *n
 	}
-	var start, end string
-	if contentStart != nil {
-		start = strconv.Itoa(*contentStart)
-	}
-	if contentEnd != nil {
-		end = strconv.Itoa(*contentEnd)
-	}
 	matches := []PaneContentMatch{}
 	perPaneTruncated := false
-	// One request: every pane's row and each candidate's text.
-	var (
-		all      []tmux.Attrs
-		captured []tmux.Reply
-	)
-	if len(candidates) > 0 {
-		captures := make([]tmux.Cmd, len(candidates))
-		for i, id := range candidates {
-			captures[i] = tmux.Capture{Target: id, Start: start, End: end, Join: true}.Cmd()
-		}
-		if all, captured, err = srv.PaneRows(ctx, captures); err != nil {
-			return nil, err
-		}
-	}
 	caller := c.newCallerCheck(ctx, srv)
 	for i, id := range candidates {
 		pane, err := findPaneRow(all, id)
@@ -111,7 +64,7 @@ func searchPanes(ctx context.Context, c *Call) (any, error) {
 			continue
 		}
 		var hits []string
-		for _, l := range captured[i].Lines {
+		for _, l := range captured[i] {
 			if re.MatchString(l) {
 				hits = append(hits, l)
 			}

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestBatchSplitsOutputs: each command's output comes back on its own,
@@ -248,5 +249,102 @@ func TestNewWindowIn(t *testing.T) {
 	}
 	if n := count(); n != before {
 		t.Errorf("windows %d -> %d after failed creates", before, n)
+	}
+}
+
+// TestPaneCapturesAgreesWithListing: the one-request search finds the
+// panes list-panes -f finds, each once (a linked window too), with the
+// text capture-pane gives, server-wide and per session.
+func TestPaneCapturesAgreesWithListing(t *testing.T) {
+	srv := testServer(t, "matching")
+	ctx := context.Background()
+	for _, args := range [][]string{
+		{"new-window", "-d", "-t", "s:", "printf 'needle-1 %%3 50%%\\n'; exec sleep 60"},
+		{"new-window", "-d", "-t", "s:", "printf 'hay\\n'; exec sleep 60"},
+		{"new-session", "-d", "-s", "odd name", "printf 'NEEDLE-2\\n'; exec sleep 60"},
+		{"new-session", "-d", "-s", "t2", "printf 'needle-3\\n'; exec sleep 60"},
+		{"link-window", "-s", "s:1", "-t", "t2:7"},
+	} {
+		if _, err := srv.Cmd(ctx, args...); err != nil {
+			t.Fatal(args, err)
+		}
+	}
+	str := func(s string) *string { return &s }
+	for _, tc := range []struct {
+		name    string
+		ref     *SessionRef
+		session string
+	}{
+		{"server", nil, ""},
+		{"plain name", &SessionRef{Name: str("t2")}, "t2"},
+		{"odd name", &SessionRef{Name: str("odd name")}, "odd name"},
+	} {
+		var want []string
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			target := ""
+			if tc.session != "" {
+				target = "=" + tc.session
+			}
+			list, _ := PanesContaining(target, "needle", false, false)
+			out, err := srv.Exec(ctx, list)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want = nil
+			seen := map[string]bool{}
+			for _, id := range out.Lines() {
+				if !seen[id] {
+					seen[id] = true
+					want = append(want, id)
+				}
+			}
+			if len(want) >= 1 && (tc.session != "" || len(want) == 3) || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		filter, _ := ContainsFilter("needle", false, false)
+		m, err := srv.PaneCaptures(ctx, tc.ref, filter, nil, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if !reflect.DeepEqual(m.IDs, want) {
+			t.Errorf("%s: ids %q, list-panes -f %q", tc.name, m.IDs, want)
+		}
+		for i, id := range m.IDs {
+			out, err := srv.Exec(ctx, Capture{Target: id, Join: true}.Cmd())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(m.Texts[i], out.Lines()) {
+				t.Errorf("%s: %s text %q, capture %q", tc.name, id, m.Texts[i], out.Lines())
+			}
+		}
+		if len(m.Rows) < 6 {
+			t.Errorf("%s: %d pane rows", tc.name, len(m.Rows))
+		}
+	}
+	var nf *NotFoundError
+	if _, err := srv.PaneCaptures(ctx, &SessionRef{Name: str("nope")}, "", nil, nil); !errors.As(err, &nf) {
+		t.Errorf("missing session: %v", err)
+	}
+	if _, ok := ContainsFilter("#{pane_id}", false, false); ok {
+		t.Error("a format pattern was tested by tmux")
+	}
+	// No filter, a row range: every pane of the session, as capture-pane -S -E reads it.
+	start, end := -5, 3
+	m, err := srv.PaneCaptures(ctx, &SessionRef{Name: str("s")}, "", &start, &end)
+	if err != nil || len(m.IDs) != 3 {
+		t.Fatalf("all panes of s: %q %v", m.IDs, err)
+	}
+	for i, id := range m.IDs {
+		out, err := srv.Exec(ctx, Capture{Target: id, Start: "-5", End: "3", Join: true}.Cmd())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := m.Texts[i]; !reflect.DeepEqual(got, out.Lines()) && !(len(got) == 0 && len(out.Lines()) == 0) {
+			t.Errorf("%s: text %q, capture %q", id, got, out.Lines())
+		}
 	}
 }

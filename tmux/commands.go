@@ -542,18 +542,26 @@ var plainSearchChars = regexp.MustCompile(`^[A-Za-z0-9 _\-/:=@]*$`)
 // of one session, or of the server when session is "". ok is false for a
 // pattern tmux cannot test safely; match those in the caller instead.
 func PanesContaining(session, pattern string, regex, matchCase bool) (c Cmd, ok bool) {
+	filter, ok := ContainsFilter(pattern, regex, matchCase)
+	if !ok {
+		return Cmd{}, false
+	}
+	return filterPanes(session, filter), true
+}
+
+// ContainsFilter is the #{C:} test of PanesContaining, or false.
+func ContainsFilter(pattern string, regex, matchCase bool) (string, bool) {
 	plain := pattern
 	if !regex {
 		plain = strings.ReplaceAll(plain, ".", "") // a dot is plain text outside regular expressions
 	}
 	if !plainSearchChars.MatchString(plain) {
-		return Cmd{}, false
+		return "", false
 	}
-	filter := "#{C/i:" + pattern + "}"
 	if matchCase {
-		filter = "#{C:" + pattern + "}"
+		return "#{C:" + pattern + "}", true
 	}
-	return filterPanes(session, filter), true
+	return "#{C/i:" + pattern + "}", true
 }
 
 // filterPanes prints the ids of the panes for which filter is true.

@@ -23,15 +23,25 @@ var plainName = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_-]*$`)
 // listing; the listing decides a lookup error, so a missing session is
 // reported the same way whichever path ran. Otherwise the session is
 // looked up first.
-func (s *Server) NewWindowIn(ctx context.Context, ref SessionRef, nw NewWindow) (Attrs, Attrs, error) {
-	var checks []Cmd
+// sessionTarget is how a request names the session ref names when tmux
+// resolves it exactly: a plain id, or "=name" for a plain name with a
+// check that stops the request unless the session found has that name
+// (tmux would also take a client's name). exact is false for every other
+// ref: look the session up first.
+func sessionTarget(ref SessionRef) (target string, checks []Cmd, exact bool) {
 	switch {
 	case ref.ID != nil && isID(*ref.ID, '$'):
-		nw.Session = *ref.ID
+		return *ref.ID, nil, true
 	case ref.ID == nil && ref.Name != nil && plainName.MatchString(*ref.Name):
-		nw.Session = "=" + *ref.Name
-		checks = []Cmd{guard(nw.Session+":", "#{==:#{session_name},"+*ref.Name+"}")}
-	default:
+		target = "=" + *ref.Name
+		return target, []Cmd{guard(target+":", "#{==:#{session_name},"+*ref.Name+"}")}, true
+	}
+	return "", nil, false
+}
+
+func (s *Server) NewWindowIn(ctx context.Context, ref SessionRef, nw NewWindow) (Attrs, Attrs, error) {
+	target, checks, exact := sessionTarget(ref)
+	if !exact {
 		sess, err := s.ResolveSession(ctx, ref.Name, ref.ID)
 		if err != nil {
 			return nil, nil, err
@@ -40,6 +50,7 @@ func (s *Server) NewWindowIn(ctx context.Context, ref SessionRef, nw NewWindow) 
 		w, err := s.newWindow(ctx, nil, nw)
 		return sess, w, err
 	}
+	nw.Session = target
 	sessions := cmd("list-sessions", "-F", Format(SessionFields))
 	replies, err := s.newWindowReplies(ctx, append([]Cmd{sessions}, checks...), nw)
 	if err != nil {

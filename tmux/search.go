@@ -1,0 +1,114 @@
+package tmux
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// PaneMatches is what PaneCaptures read: every pane's row (list-panes
+// -a) and, for each pane captured, in tmux's order (a pane
+// of a linked window once), its id and its visible text.
+type PaneMatches struct {
+	Rows  []Attrs
+	IDs   []string
+	Texts [][]string
+}
+
+// PaneCaptures captures panes (capture-pane -p -J, rows start to end
+// when set) in one request with the pane listing: run-shell -C expands a
+// format loop over the panes that emits, for each pane, a marker line and
+// its capture command, and runs the result. The emitted commands hold
+// only constants, numbers and pane ids. filter, when set, is a test from
+// ContainsFilter: only the panes whose visible contents pass it are
+// captured (it stays inside the loop's condition). ref limits the panes
+// to one session (nil: the whole server); a session tmux cannot name
+// exactly is looked up first.
+func (s *Server) PaneCaptures(ctx context.Context, ref *SessionRef, filter string, start, end *int) (m PaneMatches, err error) {
+	var tok [12]byte
+	if _, err := rand.Read(tok[:]); err != nil {
+		return m, fmt.Errorf("tmux: search marker: %w", err)
+	}
+	marker := "fleetmux-pane-" + hex.EncodeToString(tok[:])
+	// display-message runs its text through strftime before expanding
+	// it: the id's '%' is doubled.
+	capture := `display-message -p "` + marker + ` %#{pane_id}" ; capture-pane -p -J -t #{pane_id}`
+	if start != nil {
+		capture += " -S " + strconv.Itoa(*start)
+	}
+	if end != nil {
+		capture += " -E " + strconv.Itoa(*end)
+	}
+	each := "#{P:" + capture + " ;}"
+	if filter != "" {
+		each = "#{P:#{?" + filter + "," + capture + " ;,}}"
+	}
+	var pre []Cmd
+	loop := cmd("run-shell", "-C", "#{S:#{W:"+each+"}}")
+	if ref != nil {
+		target, checks, exact := sessionTarget(*ref)
+		sessions := cmd("list-sessions", "-F", Format(SessionFields))
+		if !exact {
+			sess, err := s.ResolveSession(ctx, ref.Name, ref.ID)
+			if err != nil {
+				return m, err
+			}
+			target, checks = sess["session_id"], nil
+		}
+		pre = append([]Cmd{sessions}, checks...)
+		loop = cmd("run-shell", "-t", target+":", "-C", "#{W:"+each+"}")
+	}
+	listing := paneListing(PaneFields)
+	replies, err := s.Batch(ctx, append(pre, loop, listing)...)
+	if err != nil {
+		return m, err
+	}
+	if ref != nil {
+		rows, err := s.rowsOf(pre[0], replies[0], SessionFields)
+		if err != nil {
+			return m, err
+		}
+		sess, err := pickSession(rows, ref.Name, ref.ID)
+		if err != nil {
+			return m, err
+		}
+		if len(pre) > 1 && replies[1].Err != nil {
+			// Listed, yet the check failed: ask again by id.
+			id := sess["session_id"]
+			return s.PaneCaptures(ctx, &SessionRef{ID: &id}, filter, start, end)
+		}
+	}
+	found := replies[len(pre)]
+	if found.Err != nil {
+		return m, found.Err
+	}
+	if m.Rows, err = s.rowsOf(listing, replies[len(pre)+1], PaneFields); err != nil {
+		return m, err
+	}
+	seen := map[string]bool{}
+	skip := false
+	for _, line := range found.Lines {
+		if id, isMark := strings.CutPrefix(line, marker+" "); isMark {
+			skip = seen[id]
+			if !skip {
+				seen[id] = true
+				m.IDs = append(m.IDs, id)
+				m.Texts = append(m.Texts, []string{})
+			}
+			continue
+		}
+		if !skip && len(m.Texts) > 0 {
+			m.Texts[len(m.Texts)-1] = append(m.Texts[len(m.Texts)-1], line)
+		}
+	}
+	for i, lines := range m.Texts {
+		for len(lines) > 0 && lines[len(lines)-1] == "" {
+			lines = lines[:len(lines)-1] // as SplitLines ends a capture
+		}
+		m.Texts[i] = lines
+	}
+	return m, nil
+}
