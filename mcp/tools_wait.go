@@ -63,18 +63,172 @@ func (b *boundedTmux) historyLimit(ctx context.Context, paneID string) (int, err
 	if err != nil {
 		return 0, err
 	}
+	return parseHistoryLimit(out), nil
+}
+
+// parseHistoryLimit reads #{history_limit}; anything else is 0.
+func parseHistoryLimit(out []string) int {
 	if len(out) == 0 || !allASCIIDigits(out[0]) {
-		return 0, nil
+		return 0
 	}
 	n, err := strconv.Atoi(out[0])
 	if err != nil {
-		return 0, nil
+		return 0
 	}
-	return n, nil
+	return n
 }
 
 func (b *boundedTmux) capture(ctx context.Context, paneID string, start int) ([]string, error) {
 	return b.lines(ctx, tmux.Capture{Target: paneID, Start: strconv.Itoa(start), Join: true}.Cmd())
+}
+
+// firstPoll is a poll made by enter's request.
+type firstPoll struct {
+	ok   bool
+	st   tmux.PaneState
+	rows []string
+}
+
+// firstPollDelay bounds how long enter's request waits before it polls.
+const firstPollDelay = 20 * time.Millisecond
+
+// enter reads what wait_for_text starts from: the pane, its state, its
+// history limit, its rows from the cursor row down and its visible rows.
+// For a plain pane id that is one request, which also makes the first
+// poll after min(interval, 20 ms): the rows from the cursor are read at
+// the same instant as the state, and the entry's absolute cursor row is
+// kept in a private pane option for the poll (unset at the end of the
+// request). Otherwise the pane is resolved first and each read is its
+// own request.
+func (b *boundedTmux) enter(ctx context.Context, paneID, sessionName, sessionID, windowID *string, interval time.Duration) (target string, st tmux.PaneState, hlimit int, fromCursor, visible []string, first firstPoll, err error) {
+	if paneID == nil || !tmux.IsPaneID(*paneID) {
+		if target, err = b.resolvePane(ctx, paneID, sessionName, sessionID, windowID); err != nil {
+			return
+		}
+		if st, err = b.state(ctx, target); err != nil {
+			return
+		}
+		if hlimit, err = b.historyLimit(ctx, target); err != nil {
+			return
+		}
+		if fromCursor, err = b.capture(ctx, target, st.CursorY); err != nil {
+			return
+		}
+		visible, err = b.capture(ctx, target, 0)
+		return
+	}
+	target = *paneID
+	id, err := runCommandID()
+	if err != nil {
+		err = unexpected("RuntimeError", err)
+		return
+	}
+	base := "@w_" + id
+	replies, err := b.batch(ctx, tmux.ListIDs("pane", ""), tmux.DisplayMessage(target, tmux.PaneStateFormat),
+		tmux.DisplayMessage(target, tmux.HistoryLimitFormat), tmux.CaptureFromRow(target, "#{cursor_y}"),
+		tmux.Capture{Target: target, Start: "0", Join: true}.Cmd(),
+		tmux.SetPaneOptionFormat(target, base, "#{e|+:#{history_size},#{cursor_y}}"),
+		tmux.Pause(min(interval, firstPollDelay)),
+		tmux.DisplayMessage(target, tmux.PaneStateFormat),
+		tmux.CaptureFromRow(target, "#{e|-:#{"+base+"},#{history_size}}"),
+		tmux.UnsetPaneOption(target, base))
+	if err != nil {
+		return
+	}
+	if err = replyFailed("list-panes", replies[0]); err != nil {
+		return
+	}
+	if !inStringList(replies[0].Lines, target) {
+		err = &tmux.PaneNotFoundError{ID: target}
+		return
+	}
+	for i, name := range []string{"display-message", "display-message", "capture-pane", "capture-pane"} {
+		if err = replyFailed(name, replies[i+1]); err != nil {
+			return
+		}
+	}
+	if st, err = paneStateOf(replies[1].Lines, nil); err != nil {
+		return
+	}
+	hlimit = parseHistoryLimit(replies[2].Lines)
+	fromCursor, visible = replies[3].Lines, replies[4].Lines
+	if replies[7].Err == nil && replies[8].Err == nil && replies[8].Ran {
+		if pst, perr := paneStateOf(replies[7].Lines, nil); perr == nil {
+			first = firstPoll{ok: true, st: pst, rows: replies[8].Lines}
+			if st.AbsCursor()-pst.HistorySize >= pst.PaneHeight {
+				first.rows = []string{}
+			}
+		}
+	}
+	return target, st, hlimit, fromCursor, visible, first, nil
+}
+
+// poll reads the pane's state and its rows from the absolute row
+// baseline down, in one request (the start row is computed by tmux from
+// the history size it has then); no rows when baseline is below the
+// screen.
+func (b *boundedTmux) poll(ctx context.Context, target string, baseline int) (tmux.PaneState, []string, error) {
+	if !tmux.IsPaneID(target) {
+		st, err := b.state(ctx, target)
+		if err != nil {
+			return st, nil, err
+		}
+		startLine := baseline - st.HistorySize
+		if startLine >= st.PaneHeight {
+			return st, []string{}, nil
+		}
+		rows, err := b.capture(ctx, target, startLine)
+		return st, rows, err
+	}
+	replies, err := b.batch(ctx, tmux.DisplayMessage(target, tmux.PaneStateFormat),
+		tmux.CaptureFromRow(target, "#{e|-:"+strconv.Itoa(baseline)+",#{history_size}}"))
+	if err != nil {
+		return tmux.PaneState{}, nil, err
+	}
+	if err := replyFailed("display-message", replies[0]); err != nil {
+		return tmux.PaneState{}, nil, err
+	}
+	st, err := paneStateOf(replies[0].Lines, nil)
+	if err != nil {
+		return st, nil, err
+	}
+	if baseline-st.HistorySize >= st.PaneHeight {
+		return st, []string{}, nil
+	}
+	if err := replyFailed("capture-pane", replies[1]); err != nil {
+		return st, nil, err
+	}
+	return st, replies[1].Lines, nil
+}
+
+// batch is lines for several commands sent as one request, under the
+// same budget.
+func (b *boundedTmux) batch(ctx context.Context, cmds ...tmux.Cmd) ([]tmux.Reply, error) {
+	budget := b.budget()
+	cctx, cancel := context.WithTimeout(ctx, budget)
+	defer cancel()
+	replies, err := b.srv.Batch(cctx, cmds...)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if errors.Is(cctx.Err(), context.DeadlineExceeded) {
+			return nil, expectedf("tmux %s did not return within %.2fs; the tmux server is unresponsive", cmds[0].Name(), budget.Seconds())
+		}
+		return nil, err
+	}
+	return replies, nil
+}
+
+// replyFailed is lines' error for a failed command of a batch.
+func replyFailed(name string, r tmux.Reply) error {
+	if r.Err != nil || !r.Ran {
+		if !r.Ran {
+			return expectedf("tmux %s failed: not run", name)
+		}
+		return expectedf("tmux %s failed: %s", name, replyErrText(r))
+	}
+	return nil
 }
 
 // resolvePane applies the §5.3 precedence through bounded listings.
@@ -278,31 +432,14 @@ func waitForText(ctx context.Context, c *Call) (any, error) {
 	start := time.Now()
 	deadline := start.Add(durSeconds(effective))
 	b := &boundedTmux{srv: srv, deadline: deadline}
-	target, err := b.resolvePane(ctx, c.Str("pane_id"), c.Str("session_name"), c.Str("session_id"), c.Str("window_id"))
-	if err != nil {
-		return nil, err
-	}
-
-	entry, err := b.state(ctx, target)
+	target, entry, hlimit, entryRows, visible, first, err := b.enter(ctx, c.Str("pane_id"), c.Str("session_name"), c.Str("session_id"), c.Str("window_id"), durSeconds(interval))
 	if err != nil {
 		return nil, err
 	}
 	baselineAbs := entry.AbsCursor()
-	hlimit, err := b.historyLimit(ctx, target)
-	if err != nil {
-		return nil, err
-	}
-	entryRows, err := b.capture(ctx, target, entry.CursorY)
-	if err != nil {
-		return nil, err
-	}
 	seen := make(map[string]bool, len(entryRows))
 	for _, r := range entryRows {
 		seen[r] = true
-	}
-	visible, err := b.capture(ctx, target, 0)
-	if err != nil {
-		return nil, err
 	}
 	_, _, stale := firstPatternHit(success, visible)
 
@@ -320,10 +457,13 @@ loop:
 		elapsed := time.Since(start).Seconds()
 		_ = c.Progress(ctx, elapsed, effective, fmt.Sprintf("Waiting on pane %s: %.1fs elapsed, %.1fs left", target, elapsed, max(effective-elapsed, 0)))
 
-		st, err := b.state(ctx, target)
-		if err != nil {
-			return nil, err
+		st, rows := first.st, first.rows
+		if !first.ok {
+			if st, rows, err = b.poll(ctx, target, baselineAbs); err != nil {
+				return nil, err
+			}
 		}
+		first.ok = false
 		if err := lifecycleChanged(target, st, entry.PanePid); err != nil {
 			return nil, err
 		}
@@ -336,13 +476,6 @@ loop:
 		if !warnedBand && hlimit > 0 && st.HistorySize >= trimRiskFloor(hlimit) {
 			_ = c.Warn(ctx, fmt.Sprintf("pane %s is polling in the history-limit trim-risk band (history_size %d / history_limit %d); wait_for_text correctness is best-effort here. For deterministic synchronization use wait_for_channel.", target, st.HistorySize, hlimit))
 			warnedBand = true
-		}
-		startLine := baselineAbs - st.HistorySize
-		rows := []string{}
-		if startLine < st.PaneHeight {
-			if rows, err = b.capture(ctx, target, startLine); err != nil {
-				return nil, err
-			}
 		}
 		lastRows = rows
 		var fresh []string

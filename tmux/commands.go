@@ -215,6 +215,17 @@ type Capture struct {
 // Cmd builds the capture-pane command.
 func (c Capture) Cmd() Cmd { return cmd(CaptureArgs(c.Target, c.Start, c.End, c.Join)...) }
 
+// CaptureFromRow is Capture{Target: pane, Start: row, Join: true} with
+// the start row computed by tmux when the command runs: row is a format
+// of this package's callers' own making (numbers and #{cursor_y},
+// #{history_size}, #{e|-:...}), pane a plain pane id (IsPaneID), so a
+// request can read a pane's state and the rows that depend on it at the
+// same instant. run-shell -C expands the line and runs it as a tmux
+// command.
+func CaptureFromRow(pane, row string) Cmd {
+	return cmd("run-shell", "-t", pane, "-C", "capture-pane -p -J -t "+pane+" -S "+row)
+}
+
 // CapturePane prints target's visible rows, with optional -S/-E rows
 // (tmux's argument order: -t first).
 func CapturePane(target string, start, end *int) Cmd {
@@ -654,6 +665,12 @@ func ShowPaneOption(target, option string) Cmd {
 // expects it as its last argument (run_command's trailer adds it).
 func SetPaneOption(target, option string) Cmd {
 	return cmd("set-option", "-p", "-t", target, option)
+}
+
+// SetPaneOptionFormat sets a pane option of target to format expanded
+// for target when the command runs (set-option -F).
+func SetPaneOptionFormat(target, option, format string) Cmd {
+	return cmd("set-option", "-p", "-F", "-t", target, option, format)
 }
 
 // UnsetPaneOption unsets a pane option of target.

@@ -41,12 +41,15 @@ func BenchmarkRoundTrips(b *testing.B) {
 			alias, port, env.User, env.UserKeyFile, kh, extra)
 	}
 	cfgPath := filepath.Join(dir, "ssh_config")
-	cfg := block("fast", strconv.Itoa(h.Port), "") + block("slow", proxyPort, "  HostKeyAlias "+h.KnownHostsName()+"\n")
+	alias := "  HostKeyAlias " + h.KnownHostsName() + "\n"
+	cfg := block("fast", strconv.Itoa(h.Port), "") + block("slow", proxyPort, alias) +
+		block("fast2", strconv.Itoa(h.Port), alias) + block("fast3", strconv.Itoa(h.Port), alias) +
+		block("slow2", proxyPort, alias) + block("slow3", proxyPort, alias)
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 		b.Fatal(err)
 	}
-	cs := benchFleetClient(b, cfgPath, "fast,slow", mcp.TierDestructive)
-	call := func(host, tool string, args map[string]any) (*sdk.CallToolResult, time.Duration) {
+	cs := benchFleetClient(b, cfgPath, "fast*,slow*", mcp.TierDestructive)
+	call := func(host any, tool string, args map[string]any) (*sdk.CallToolResult, time.Duration) {
 		a := map[string]any{"host": host}
 		for k, v := range args {
 			a[k] = v
@@ -66,7 +69,18 @@ func BenchmarkRoundTrips(b *testing.B) {
 	raw, _ := json.Marshal(res.StructuredContent)
 	_ = json.Unmarshal(raw, &sess)
 	pane := sess.ActivePaneID
-	call("slow", "list_sessions", nil) // connect both
+	for _, h := range []string{"slow", "fast2", "fast3", "slow2", "slow3"} {
+		call(h, "list_sessions", nil) // connect every alias
+	}
+	// A pane that prints a line every 10 ms: wait_for_text for any output
+	// returns at its first poll.
+	res, _ = call("fast", "create_window", map[string]any{"session_name": "rt", "window_name": "ticker"})
+	var win struct {
+		ActivePaneID string `json:"active_pane_id"`
+	}
+	raw, _ = json.Marshal(res.StructuredContent)
+	_ = json.Unmarshal(raw, &win)
+	call("fast", "send_keys", map[string]any{"pane_id": win.ActivePaneID, "keys": "while :; do echo tick; sleep 0.01; done"})
 	tools := []struct {
 		name  string
 		args  map[string]any
@@ -83,25 +97,62 @@ func BenchmarkRoundTrips(b *testing.B) {
 		{"search_panes", map[string]any{"pattern": "xxx"}, "search (match)"},
 		{"search_panes", map[string]any{"pattern": "x+", "regex": true}, "search (regex)"},
 		{"run_command", map[string]any{"pane_id": pane, "command": "true"}, ""},
+		{"wait_for_text", map[string]any{"pane_id": "TICKER", "timeout": 5}, "wait (output)"},
 	}
 	const n = 15
+	report := func(label string, fast, slow []time.Duration) {
+		pf, ps := p50(fast), p50(slow)
+		rt := float64(ps-pf) / float64(rtt)
+		b.ReportMetric(rt, "rt-"+strings.NewReplacer(" ", "-", "(", "", ")", "").Replace(label))
+		fmt.Fprintf(os.Stderr, "%-16s fast p50 %6.2f ms  slow p50 %7.2f ms  round trips %.2f\n", label, ms(pf), ms(ps), rt)
+	}
 	for b.Loop() {
 		for _, tl := range tools {
 			var fast, slow []time.Duration
+			args := tl.args
+			if args["pane_id"] == "TICKER" {
+				args = map[string]any{"pane_id": win.ActivePaneID, "timeout": 5}
+			}
 			for range n {
-				_, d := call("fast", tl.name, tl.args)
+				_, d := call("fast", tl.name, args)
 				fast = append(fast, d)
-				_, d = call("slow", tl.name, tl.args)
+				_, d = call("slow", tl.name, args)
 				slow = append(slow, d)
 			}
-			pf, ps := p50(fast), p50(slow)
-			rt := float64(ps-pf) / float64(rtt)
 			label := tl.label
 			if label == "" {
 				label = tl.name
 			}
-			b.ReportMetric(rt, "rt-"+strings.NewReplacer(" ", "-", "(", "", ")", "").Replace(label))
-			fmt.Fprintf(os.Stderr, "%-16s fast p50 %6.2f ms  slow p50 %7.2f ms  round trips %.2f\n", label, ms(pf), ms(ps), rt)
+			report(label, fast, slow)
 		}
+		// create_window then kill_window of the window it made.
+		var cf, cs2, kf, ks []time.Duration
+		for range n {
+			for _, host := range []string{"fast", "slow"} {
+				res, d := call(host, "create_window", map[string]any{"session_name": "rt"})
+				var w struct {
+					WindowID string `json:"window_id"`
+				}
+				raw, _ := json.Marshal(res.StructuredContent)
+				_ = json.Unmarshal(raw, &w)
+				_, d2 := call(host, "kill_window", map[string]any{"window_id": w.WindowID})
+				if host == "fast" {
+					cf, kf = append(cf, d), append(kf, d2)
+				} else {
+					cs2, ks = append(cs2, d), append(ks, d2)
+				}
+			}
+		}
+		report("create_window", cf, cs2)
+		report("kill_window", kf, ks)
+		// Fan-out: list_sessions on three aliases at once.
+		var ff, fs []time.Duration
+		for range n {
+			_, d := call("fast*", "list_sessions", nil)
+			ff = append(ff, d)
+			_, d = call("slow*", "list_sessions", nil)
+			fs = append(fs, d)
+		}
+		report("fan-out x3", ff, fs)
 	}
 }
