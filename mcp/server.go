@@ -93,6 +93,9 @@ type Server struct {
 	sessionID string
 	getenv    func(string) string
 	auditWarn sync.Once
+	// background holds work a call leaves to finish after it returned
+	// (wait_for_text's polls under way); shutdown waits for it.
+	background sync.WaitGroup
 }
 
 // New builds the server: instructions, the tool table filtered by tier,

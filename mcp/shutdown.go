@@ -12,4 +12,5 @@ func (s *Server) shutdown() {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	s.sweepBuffers(ctx)
+	s.background.Wait() // each piece is bounded (a poll's budget, at most 5 s)
 }

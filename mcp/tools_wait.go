@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/fleetmux/fleetmux/mcp/pyfmt"
@@ -80,6 +81,117 @@ func parseHistoryLimit(out []string) int {
 
 func (b *boundedTmux) capture(ctx context.Context, paneID string, start int) ([]string, error) {
 	return b.lines(ctx, tmux.Capture{Target: paneID, Start: strconv.Itoa(start), Join: true}.Cmd())
+}
+
+// pollPeriod is the longest gap between two polls of wait_for_text, and
+// maxPollsInFlight how many may be under way at once: over a link with
+// delay the polls overlap, so output is seen within about half a round
+// trip plus pollPeriod of appearing, not interval plus a round trip and a
+// half.
+const (
+	pollPeriod       = 20 * time.Millisecond
+	maxPollsInFlight = 4
+)
+
+type pollResult struct {
+	seq  int
+	st   tmux.PaneState
+	rows []string
+	err  error
+}
+
+// polls starts b.poll every period (at most maxPollsInFlight at once)
+// until the deadline, one more at the deadline, and hands the results
+// back as they come; a result older than one already handed back is
+// dropped (rows since the entry only grow, so the newer one holds
+// everything the older saw), so one slow poll does not hold up the
+// others. When the wait ends, the polls under way are left to finish
+// (cancelling one would close the SSH command channel it runs on, and
+// the next wait would pay for new ones); the server's background group
+// owns them until then. They are cancelled only with the call's context.
+type polls struct {
+	out    chan pollResult
+	quit   chan struct{}
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	bg     *sync.WaitGroup
+	last   int
+}
+
+func startPolls(ctx context.Context, bg *sync.WaitGroup, b *boundedTmux, target string, baseline int, period time.Duration, deadline time.Time) *polls {
+	pctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	unhook := context.AfterFunc(ctx, cancel)
+	p := &polls{
+		out: make(chan pollResult, maxPollsInFlight), quit: make(chan struct{}), bg: bg, last: -1,
+		cancel: func() { unhook(); cancel() },
+	}
+	slots := make(chan struct{}, maxPollsInFlight)
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		for seq := 0; ; seq++ {
+			select {
+			case slots <- struct{}{}:
+			case <-p.quit:
+				return
+			case <-pctx.Done():
+				return
+			}
+			p.wg.Add(1)
+			go func() {
+				defer p.wg.Done()
+				st, rows, err := b.poll(pctx, target, baseline)
+				select {
+				case p.out <- pollResult{seq, st, rows, err}:
+				case <-p.quit: // the wait is over: nobody reads
+				}
+				<-slots
+			}()
+			if !time.Now().Before(deadline) {
+				return
+			}
+			// Never wait past the deadline (the anchor sleeps the whole
+			// interval, so interval=3600 with timeout=8 blocked an hour).
+			select {
+			case <-p.quit:
+				return
+			case <-pctx.Done():
+				return
+			case <-time.After(min(period, time.Until(deadline)+time.Millisecond)):
+			}
+		}
+	}()
+	// out is closed once the launcher and every poll are done.
+	go func() {
+		p.wg.Wait()
+		close(p.out)
+	}()
+	return p
+}
+
+// next is the newest result not older than the last one; false when
+// none is left.
+func (p *polls) next() (pollResult, bool) {
+	for r := range p.out {
+		if r.seq < p.last {
+			continue
+		}
+		p.last = r.seq
+		return r, true
+	}
+	return pollResult{}, false
+}
+
+// stop starts no more polls and hands the ones under way to the
+// background group.
+func (p *polls) stop() {
+	close(p.quit)
+	p.bg.Add(1)
+	go func() {
+		defer p.bg.Done()
+		p.wg.Wait()
+		p.cancel()
+	}()
 }
 
 // firstPoll is a poll made by enter's request.
@@ -452,6 +564,7 @@ func waitForText(ctx context.Context, c *Call) (any, error) {
 		sawAlternate = entry.AlternateOn
 		lastRows     []string
 	)
+	var polls *polls
 loop:
 	for {
 		elapsed := time.Since(start).Seconds()
@@ -459,9 +572,18 @@ loop:
 
 		st, rows := first.st, first.rows
 		if !first.ok {
-			if st, rows, err = b.poll(ctx, target, baselineAbs); err != nil {
-				return nil, err
+			if polls == nil {
+				polls = startPolls(ctx, &c.s.background, b, target, baselineAbs, min(durSeconds(interval), pollPeriod), deadline)
+				defer polls.stop()
 			}
+			r, more := polls.next()
+			if !more {
+				break
+			}
+			if r.err != nil {
+				return nil, r.err
+			}
+			st, rows = r.st, r.rows
 		}
 		first.ok = false
 		if err := lifecycleChanged(target, st, entry.PanePid); err != nil {
@@ -506,13 +628,9 @@ loop:
 		if !time.Now().Before(deadline) {
 			break
 		}
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		// Never sleep past the deadline (the anchor sleeps the whole
-		// interval, so interval=3600 with timeout=8 blocked an hour).
-		case <-time.After(min(durSeconds(interval), time.Until(deadline)+time.Millisecond)):
-		}
+	}
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
 	}
 
 	elapsed := time.Since(start).Seconds()

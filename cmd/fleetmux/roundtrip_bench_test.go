@@ -58,7 +58,13 @@ func BenchmarkRoundTrips(b *testing.B) {
 		res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: tool, Arguments: a})
 		d := time.Since(t0)
 		if err != nil || res.IsError {
-			b.Fatalf("%s on %s: %v %+v", tool, host, err, res)
+			text := ""
+			if res != nil && len(res.Content) > 0 {
+				if tc, ok := res.Content[0].(*sdk.TextContent); ok {
+					text = tc.Text
+				}
+			}
+			b.Fatalf("%s on %v: %v %s", tool, host, err, text)
 		}
 		return res, d
 	}
@@ -72,15 +78,15 @@ func BenchmarkRoundTrips(b *testing.B) {
 	for _, h := range []string{"slow", "fast2", "fast3", "slow2", "slow3"} {
 		call(h, "list_sessions", nil) // connect every alias
 	}
-	// A pane that prints a line every 10 ms: wait_for_text for any output
-	// returns at its first poll.
+	// A pane that rewrites its line every 10 ms (no history grows):
+	// wait_for_text for any output returns at its first poll.
 	res, _ = call("fast", "create_window", map[string]any{"session_name": "rt", "window_name": "ticker"})
 	var win struct {
 		ActivePaneID string `json:"active_pane_id"`
 	}
 	raw, _ = json.Marshal(res.StructuredContent)
 	_ = json.Unmarshal(raw, &win)
-	call("fast", "send_keys", map[string]any{"pane_id": win.ActivePaneID, "keys": "while :; do echo tick; sleep 0.01; done"})
+	call("fast", "send_keys", map[string]any{"pane_id": win.ActivePaneID, "keys": "while :; do printf '\\rtick %s ' $RANDOM; sleep 0.01; done"})
 	tools := []struct {
 		name  string
 		args  map[string]any
@@ -154,5 +160,36 @@ func BenchmarkRoundTrips(b *testing.B) {
 			fs = append(fs, d)
 		}
 		report("fan-out x3", ff, fs)
+		// wait_for_text reacting: the pane prints a line stamped with the
+		// time it printed it (same clock: sshd is on this machine); the
+		// figure is how long after that the call returned.
+		var lf, ls []time.Duration
+		for i := range n {
+			for _, host := range []string{"fast", "slow"} {
+				tag := fmt.Sprintf("%d", 1000+i)
+				call(host, "send_keys", map[string]any{"pane_id": pane, "keys": "sleep 0.2; echo T$(date +%s%N) DONE$((" + tag + "+0))"})
+				res, _ := call(host, "wait_for_text", map[string]any{"pane_id": pane, "patterns": []any{"^T[0-9]+ DONE" + tag + "$"}, "regex": true, "timeout": 5})
+				returned := time.Now()
+				var w struct {
+					MatchedLines []string `json:"matched_lines"`
+				}
+				raw, _ := json.Marshal(res.StructuredContent)
+				_ = json.Unmarshal(raw, &w)
+				if len(w.MatchedLines) == 0 {
+					b.Fatalf("wait_for_text on %s matched nothing: %+v", host, res.StructuredContent)
+				}
+				stamp, err := strconv.ParseInt(strings.TrimPrefix(strings.Fields(w.MatchedLines[0])[0], "T"), 10, 64)
+				if err != nil {
+					b.Fatal(err)
+				}
+				d := returned.Sub(time.Unix(0, stamp))
+				if host == "fast" {
+					lf = append(lf, d)
+				} else {
+					ls = append(ls, d)
+				}
+			}
+		}
+		report("wait (react)", lf, ls)
 	}
 }
