@@ -261,7 +261,10 @@ func build(ctx context.Context, g *globalFlags, log *slog.Logger) (*mcp.Server, 
 	opts := mcp.Options{Settings: settings, Logger: log}
 	st, stopStore := openStore(ctx, g, log)
 	if st != nil {
-		opts.Auditor = &storeAuditor{st: st, pid: os.Getpid()}
+		auditor, flush := newAsyncAuditor(&storeAuditor{st: st, pid: os.Getpid()}, log)
+		opts.Auditor = auditor
+		stop := stopStore
+		stopStore = func() { flush(); stop() }
 	}
 	backend, closeFleet, err := openFleet(g, st, log)
 	if err != nil {
