@@ -23,7 +23,10 @@ import (
 const benchUsage = `Usage: fleetmux bench [--hosts PATTERNS] [--host H] [--n N] [--json]
 
 Measures tool-call latency (p50/p90) through the full MCP layer for
-list_sessions, capture_pane and send_keys on each path:
+list_sessions, capture_pane and send_keys on each path, and for the
+per-tool view (get_pane_info, list_panes, display_message, snapshot_pane,
+search_panes, create_window, kill_window) on the local and ssh-channel
+paths:
 
   local         tmux on this machine (always measured)
   ssh-command   the remote host, a new SSH session per command
@@ -35,7 +38,11 @@ list_sessions, capture_pane and send_keys on each path:
                 (when --hosts selects more than one)
 
 Each figure is also given as a ratio to the local figure of the same run
-(column xLOCAL). A private tmux socket (fleetmux-bench-PID) is used on every
+(column xLOCAL). On a remote host the link's round trip is measured too
+(SSH keepalive, row "round-trip") and each call's cost over the link is
+given in round trips, (p50 - local p50) / round trip (column RTs, for
+fleetmux's own paths ssh-channel and fanout, when the round trip is 5 ms
+or more): one means the call took a single trip to the host. A private tmux socket (fleetmux-bench-PID) is used on every
 host and its server killed afterwards; your own tmux sessions are untouched.
 Nothing is written to the audit log.
 
@@ -65,6 +72,9 @@ type benchRow struct {
 	P50ms float64 `json:"p50_ms"`
 	P90ms float64 `json:"p90_ms"`
 	Ratio float64 `json:"ratio_to_local_p50"`
+	// RoundTrips is (p50 − local p50) / the link's round-trip time, on
+	// the paths of a remote host: what the call costs over the link.
+	RoundTrips float64 `json:"round_trips,omitempty"`
 }
 
 func runBench(args []string, stdout, stderr io.Writer) int {
@@ -91,7 +101,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	}
 	socket := fmt.Sprintf("fleetmux-bench-%d", os.Getpid())
 	ctx := context.Background()
-	paths := []benchPath{{name: "local", host: mcp.LocalHost, backend: mcp.StaticBackend(map[string]transport.Runner{mcp.LocalHost: transport.NewLocal()})}}
+	paths := []benchPath{{name: "local", host: mcp.LocalHost, backend: mcp.StaticBackend(map[string]transport.Runner{mcp.LocalHost: transport.NewLocal()}), allTools: true}}
 	var closers []func()
 	defer func() {
 		for _, c := range closers {
@@ -136,7 +146,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		closers = append(closers, func() { perCmd.Close() }, func() { channel.Close() })
 		paths = append(paths,
 			benchPath{name: "ssh-command", host: target, backend: mcp.StaticBackend(map[string]transport.Runner{target: perCmd})},
-			benchPath{name: "ssh-channel", host: target, backend: mcp.StaticBackend(map[string]transport.Runner{target: channel}), cold: true},
+			benchPath{name: "ssh-channel", host: target, backend: mcp.StaticBackend(map[string]transport.Runner{target: channel}), cold: true, ping: channel, allTools: true},
 		)
 		if _, err := exec.LookPath("ssh"); err == nil {
 			dir, err := os.MkdirTemp("", "fleetmux-bench")
@@ -158,7 +168,22 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	}
 	var rows []benchRow
 	local := map[string]float64{}
+	rtt := 0.0
 	for _, p := range paths {
+		if p.ping != nil && rtt == 0 {
+			var pings []time.Duration
+			for range 20 {
+				d, err := p.ping.Ping(ctx)
+				if err != nil {
+					fmt.Fprintf(stderr, "fleetmux bench: %s: %v\n", p.name, err)
+					return 1
+				}
+				pings = append(pings, d)
+			}
+			sort.Slice(pings, func(a, b int) bool { return pings[a] < pings[b] })
+			rtt = ms(pings[len(pings)/2])
+			rows = append(rows, benchRow{Path: "ssh", Tool: "round-trip", Host: p.host, N: len(pings), P50ms: rtt, P90ms: ms(pings[len(pings)*9/10])})
+		}
 		prs, err := p.measure(ctx, socket, *n)
 		if err != nil {
 			fmt.Fprintf(stderr, "fleetmux bench: %s: %v\n", p.name, err)
@@ -175,6 +200,9 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 			if base > 0 {
 				r.Ratio = r.P50ms / base
 			}
+			if (p.name == "ssh-channel" || p.name == "fanout") && rtt >= minRTTForRoundTrips && r.Tool != "cold-first-call" {
+				r.RoundTrips = max(r.P50ms-base, 0) / rtt
+			}
 			rows = append(rows, r)
 		}
 	}
@@ -184,12 +212,21 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		_ = enc.Encode(rows)
 		return 0
 	}
-	fmt.Fprintf(stdout, "%-12s %-18s %-12s %5s %9s %9s %8s\n", "PATH", "TOOL", "HOST", "N", "P50 ms", "P90 ms", "xLOCAL")
+	fmt.Fprintf(stdout, "%-12s %-18s %-12s %5s %9s %9s %8s %6s\n", "PATH", "TOOL", "HOST", "N", "P50 ms", "P90 ms", "xLOCAL", "RTs")
 	for _, r := range rows {
-		fmt.Fprintf(stdout, "%-12s %-18s %-12s %5d %9.2f %9.2f %8.2f\n", r.Path, r.Tool, r.Host, r.N, r.P50ms, r.P90ms, r.Ratio)
+		rts := ""
+		if r.RoundTrips > 0 {
+			rts = fmt.Sprintf("%6.2f", r.RoundTrips)
+		}
+		fmt.Fprintf(stdout, "%-12s %-18s %-12s %5d %9.2f %9.2f %8.2f %6s\n", r.Path, r.Tool, r.Host, r.N, r.P50ms, r.P90ms, r.Ratio, rts)
 	}
 	return 0
 }
+
+// minRTTForRoundTrips: below it (a host on the same machine or LAN) the
+// tool's own time on the host, not the link, is what a call costs, and
+// round trips are not reported.
+const minRTTForRoundTrips = 5.0 // ms
 
 type benchPath struct {
 	name    string
@@ -197,6 +234,12 @@ type benchPath struct {
 	backend mcp.Backend
 	fanout  []string
 	cold    bool
+	// ping measures the link's round trip (the ssh-channel path).
+	ping interface {
+		Ping(context.Context) (time.Duration, error)
+	}
+	// allTools: every tool of the per-tool view, not only the first three.
+	allTools bool
 }
 
 func (p benchPath) measure(ctx context.Context, socket string, n int) ([]benchRow, error) {
@@ -222,7 +265,7 @@ func (p benchPath) measure(ctx context.Context, socket string, n int) ([]benchRo
 	if p.fanout != nil {
 		hosts = p.fanout
 	}
-	call := func(name string, a map[string]any, host string) (time.Duration, error) {
+	call := func(name string, a map[string]any, host string) (map[string]any, time.Duration, error) {
 		args := map[string]any{}
 		for k, v := range a {
 			args[k] = v
@@ -234,60 +277,99 @@ func (p benchPath) measure(ctx context.Context, socket string, n int) ([]benchRo
 		res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: args})
 		d := time.Since(t0)
 		if err != nil {
-			return d, err
+			return nil, d, err
 		}
 		if res.IsError {
-			return d, fmt.Errorf("%s: %s", name, benchErrorText(res))
+			return nil, d, fmt.Errorf("%s: %s", name, benchErrorText(res))
 		}
-		return d, nil
+		out, _ := res.StructuredContent.(map[string]any)
+		return out, d, nil
 	}
 	var rows []benchRow
 	if p.cold {
-		d, err := call("list_sessions", nil, p.host)
+		_, d, err := call("list_sessions", nil, p.host)
 		if err != nil {
 			return nil, err
 		}
 		rows = append(rows, benchRow{Path: p.name, Tool: "cold-first-call", Host: p.host, N: 1, P50ms: ms(d), P90ms: ms(d)})
 	}
+	pane := ""
 	for _, h := range hosts {
-		if _, err := call("create_session", map[string]any{"session_name": "bench"}, h); err != nil {
+		out, _, err := call("create_session", map[string]any{"session_name": "bench"}, h)
+		if err != nil {
 			return nil, err
 		}
+		pane, _ = out["active_pane_id"].(string)
 	}
 	defer func() {
 		for _, h := range hosts {
-			_, _ = call("kill_server", nil, h)
+			_, _, _ = call("kill_server", nil, h)
 		}
 	}()
-	tools := []struct {
+	type step struct {
 		name string
-		args map[string]any
-	}{
-		{"list_sessions", nil},
-		{"capture_pane", map[string]any{"session_name": "bench"}},
-		{"send_keys", map[string]any{"session_name": "bench", "keys": "C-u", "enter": false}},
+		args func() map[string]any
 	}
-	if p.fanout != nil {
+	fixed := func(a map[string]any) func() map[string]any { return func() map[string]any { return a } }
+	tools := []struct {
+		label string
+		steps []step
+	}{
+		{"list_sessions", []step{{"list_sessions", fixed(nil)}}},
+		{"capture_pane", []step{{"capture_pane", fixed(map[string]any{"session_name": "bench"})}}},
+		{"send_keys", []step{{"send_keys", fixed(map[string]any{"session_name": "bench", "keys": "C-u", "enter": false})}}},
+		{"get_pane_info", []step{{"get_pane_info", fixed(map[string]any{"pane_id": pane})}}},
+		{"list_panes", []step{{"list_panes", fixed(map[string]any{"session_name": "bench"})}}},
+		{"display_message", []step{{"display_message", fixed(map[string]any{"pane_id": pane, "format_string": "#{pane_id}"})}}},
+		{"snapshot_pane", []step{{"snapshot_pane", fixed(map[string]any{"pane_id": pane})}}},
+		{"search_panes", []step{{"search_panes", fixed(map[string]any{"pattern": "fleetmux-bench-none"})}}},
+	}
+	// create_window and the kill_window of the window it made, each timed.
+	var window string
+	created := step{"create_window", fixed(map[string]any{"session_name": "bench"})}
+	killed := step{"kill_window", func() map[string]any { return map[string]any{"window_id": window} }}
+	tools = append(tools, struct {
+		label string
+		steps []step
+	}{"create_window", []step{created}}, struct {
+		label string
+		steps []step
+	}{"kill_window", []step{killed}})
+	switch {
+	case p.fanout != nil:
 		tools = tools[:1]
+	case !p.allTools:
+		tools = tools[:3]
 	}
 	for _, tl := range tools {
 		host := p.host
-		name := tl.name
+		name := tl.label
 		if p.fanout != nil {
 			name = "list_sessions(*)"
 		}
-		for i := 0; i < 3; i++ {
-			if _, err := call(tl.name, tl.args, host); err != nil {
-				return nil, err
-			}
-		}
 		ds := make([]time.Duration, 0, n)
-		for i := 0; i < n; i++ {
-			d, err := call(tl.name, tl.args, host)
+		for i := -3; i < n; i++ { // 3 warm-up calls
+			st := tl.steps[0]
+			if st.name == "kill_window" {
+				out, _, err := call(created.name, created.args(), host)
+				if err != nil {
+					return nil, err
+				}
+				window, _ = out["window_id"].(string)
+			}
+			out, d, err := call(st.name, st.args(), host)
 			if err != nil {
 				return nil, err
 			}
-			ds = append(ds, d)
+			if st.name == "create_window" {
+				window, _ = out["window_id"].(string)
+				if _, _, err := call(killed.name, killed.args(), host); err != nil {
+					return nil, err
+				}
+			}
+			if i >= 0 {
+				ds = append(ds, d)
+			}
 		}
 		sort.Slice(ds, func(a, b int) bool { return ds[a] < ds[b] })
 		rows = append(rows, benchRow{Path: p.name, Tool: name, Host: host, N: n, P50ms: ms(ds[len(ds)/2]), P90ms: ms(ds[len(ds)*9/10])})

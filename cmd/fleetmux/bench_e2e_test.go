@@ -30,7 +30,7 @@ func TestBenchCommand(t *testing.T) {
 		t.Fatalf("bench: %v\n%s", err, out)
 	}
 	t.Logf("\n%s", out)
-	for _, want := range []string{"local", "ssh-command", "ssh-channel", "openssh-cm", "fanout", "cold-first-call", "capture_pane", "send_keys"} {
+	for _, want := range []string{"local", "ssh-command", "ssh-channel", "openssh-cm", "fanout", "cold-first-call", "capture_pane", "send_keys", "round-trip", "search_panes", "kill_window"} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("bench output lacks %q", want)
 		}
