@@ -138,19 +138,6 @@ func findPaneRow(rows []tmux.Attrs, id string) (tmux.Attrs, error) {
 	return found, nil
 }
 
-// dedupePaneIDs drops repeated ids, keeping the first occurrence.
-func dedupePaneIDs(ids []string) []string {
-	seen := map[string]bool{}
-	out := []string{}
-	for _, id := range ids {
-		if !seen[id] {
-			seen[id] = true
-			out = append(out, id)
-		}
-	}
-	return out
-}
-
 // paneIDLess orders pane ids numerically ("%2" before "%10"); ids that
 // are not "%<int>" come after, in text order.
 func paneIDLess(a, b string) bool {
