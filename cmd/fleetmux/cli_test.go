@@ -19,7 +19,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -595,35 +594,5 @@ func TestReadmeFlagsAndCommandsExist(t *testing.T) {
 		if _, ok := subcommands[c[1]]; !ok && c[1] != "help" {
 			t.Errorf("README shows `fleetmux %s`, which is not a command", c[1])
 		}
-	}
-}
-
-// TestAsyncAuditorKeepsEveryRecord: records appended from many goroutines
-// are all in the state file, in commits shared by calls that came
-// together, once the auditor is stopped.
-func TestAsyncAuditorKeepsEveryRecord(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "state.db")
-	st, err := store.Open(path, store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, stop := newAsyncAuditor(&storeAuditor{st: st, pid: os.Getpid()}, slog.New(slog.DiscardHandler))
-	var wg sync.WaitGroup
-	for g := range 8 {
-		wg.Go(func() {
-			for i := range 100 {
-				ev := mcp.AuditEvent{Time: time.Now(), Host: "local", Tool: fmt.Sprintf("t%d", g), Outcome: "ok", Duration: time.Duration(i)}
-				if err := a.Append(context.Background(), ev); err != nil {
-					t.Error(err)
-				}
-			}
-		})
-	}
-	wg.Wait()
-	stop()
-	stop() // twice is fine
-	recs, err := st.Query(context.Background(), store.Query{})
-	if err != nil || len(recs) != 800 {
-		t.Fatalf("%d records, %v", len(recs), err)
 	}
 }

@@ -261,10 +261,7 @@ func build(ctx context.Context, g *globalFlags, log *slog.Logger) (*mcp.Server, 
 	opts := mcp.Options{Settings: settings, Logger: log}
 	st, stopStore := openStore(ctx, g, log)
 	if st != nil {
-		auditor, flush := newAsyncAuditor(&storeAuditor{st: st, pid: os.Getpid()}, log)
-		opts.Auditor = auditor
-		stop := stopStore
-		stopStore = func() { flush(); stop() }
+		opts.Auditor = &storeAuditor{st: st, pid: os.Getpid()}
 	}
 	backend, closeFleet, err := openFleet(g, st, log)
 	if err != nil {

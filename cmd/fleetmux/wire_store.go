@@ -90,86 +90,13 @@ type storeAuditor struct {
 }
 
 func (a *storeAuditor) Append(ctx context.Context, ev mcp.AuditEvent) error {
-	return a.appendAll(ctx, []mcp.AuditEvent{ev})
-}
-
-// appendAll writes evs in one transaction.
-func (a *storeAuditor) appendAll(ctx context.Context, evs []mcp.AuditEvent) error {
 	ctx, cancel := context.WithTimeout(ctx, 6*time.Second)
 	defer cancel()
-	recs := make([]store.Record, len(evs))
-	for i, ev := range evs {
-		recs[i] = store.Record{
-			Time: ev.Time, PID: a.pid, SessionID: ev.SessionID,
-			Client: ev.Client, ClientVersion: ev.ClientVersion,
-			Host: ev.Host, Tool: ev.Tool, Args: ev.Args,
-			Outcome: ev.Outcome, ErrorType: ev.ErrorType, Error: ev.Error,
-			Duration: ev.Duration, Parent: ev.Parent,
-		}
-	}
-	return a.st.Append(ctx, recs...)
-}
-
-// auditQueue bounds the records waiting for the state file; a call that
-// finds it full waits (records are never dropped).
-const auditQueue = 1024
-
-// asyncAuditor writes audit records behind the calls: Append queues the
-// record and returns; one writer commits everything queued in one
-// transaction, so a call does not wait for the state file's open, lock
-// and fsync (about 1.5 ms each here), and calls that come together share
-// a commit. A hard kill loses what was queued or being committed (a few
-// milliseconds' worth); stop writes the rest before returning.
-type asyncAuditor struct {
-	next *storeAuditor
-	q    chan mcp.AuditEvent
-	done chan struct{}
-	log  *slog.Logger
-	warn sync.Once
-}
-
-func newAsyncAuditor(next *storeAuditor, log *slog.Logger) (*asyncAuditor, func()) {
-	a := &asyncAuditor{next: next, q: make(chan mcp.AuditEvent, auditQueue), done: make(chan struct{}), log: log}
-	go a.run()
-	var once sync.Once
-	return a, func() {
-		once.Do(func() {
-			close(a.q)
-			<-a.done
-		})
-	}
-}
-
-// Append queues ev; it waits only while the queue is full.
-func (a *asyncAuditor) Append(ctx context.Context, ev mcp.AuditEvent) error {
-	select {
-	case a.q <- ev:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-func (a *asyncAuditor) run() {
-	defer close(a.done)
-	for ev := range a.q {
-		batch := []mcp.AuditEvent{ev}
-	more:
-		for len(batch) < 256 {
-			select {
-			case ev, ok := <-a.q:
-				if !ok {
-					break more
-				}
-				batch = append(batch, ev)
-			default:
-				break more
-			}
-		}
-		if err := a.next.appendAll(context.Background(), batch); err != nil {
-			a.warn.Do(func() {
-				a.log.Error("audit unavailable; tool calls continue without persisted records", "error", err.Error())
-			})
-		}
-	}
+	return a.st.Append(ctx, store.Record{
+		Time: ev.Time, PID: a.pid, SessionID: ev.SessionID,
+		Client: ev.Client, ClientVersion: ev.ClientVersion,
+		Host: ev.Host, Tool: ev.Tool, Args: ev.Args,
+		Outcome: ev.Outcome, ErrorType: ev.ErrorType, Error: ev.Error,
+		Duration: ev.Duration, Parent: ev.Parent,
+	})
 }
