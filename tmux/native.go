@@ -1,0 +1,1228 @@
+package tmux
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/fleetmux/fleetmux/transport"
+)
+
+// The native client runs a tmux command the way the tmux binary's own
+// client does, without starting a process: connect to the server's unix
+// socket, send the identify messages and the command (imsg, protocol
+// version 8), answer the server's requests to open the client's stdout
+// and stderr, collect what it writes there and read the exit status. It
+// is a plain command client, like `tmux list-sessions` run from a script:
+// it never attaches, so unlike a control-mode client it changes no
+// session's attached count, fires no client hooks and cannot destroy a
+// destroy-unattached session.
+//
+// What is emulated is tmux 3.3a's client (client.c, file.c): the same
+// identify messages in the same order, the same file handling (stdin is
+// /dev/null and stdout and stderr are pipes, exactly as transport.Local
+// runs the binary), the same messages it prints itself ("server exited
+// unexpectedly") and the same exit status. Only binaries that say they are
+// tmux 3.3 or 3.3a are replaced; everything else goes to the binary.
+
+// Protocol constants of tmux 3.3a (tmux-protocol.h, tmux.h, compat/imsg.h).
+const (
+	nativeProtocolVersion = 8
+	imsgHeaderSize        = 16
+	maxImsgSize           = 16384
+	imsgHasFD             = 1
+
+	msgVersion           = 12
+	msgIdentifyFlags     = 100
+	msgIdentifyTerm      = 101
+	msgIdentifyTTYName   = 102
+	msgIdentifyStdin     = 104
+	msgIdentifyEnviron   = 105
+	msgIdentifyDone      = 106
+	msgIdentifyClientPID = 107
+	msgIdentifyCwd       = 108
+	msgIdentifyFeatures  = 109
+	msgIdentifyStdout    = 110
+	msgIdentifyLongFlags = 111
+	msgCommand           = 200
+	msgDetach            = 201
+	msgDetachKill        = 202
+	msgExit              = 203
+	msgExited            = 204
+	msgExiting           = 205
+	msgReady             = 207
+	msgShell             = 209
+	msgShutdown          = 210
+	msgOldStderr         = 211
+	msgOldStdin          = 212
+	msgOldStdout         = 213
+	msgExec              = 217
+	msgFlags             = 218
+	msgReadOpen          = 300
+	msgRead              = 301
+	msgReadDone          = 302
+	msgWriteOpen         = 303
+	msgWrite             = 304
+	msgWriteReady        = 305
+	msgWriteClose        = 306
+
+	clientControl        = 0x2000
+	clientControlControl = 0x4000
+	clientUTF8           = 0x10000
+	clientDefaultSocket  = 0x8000000
+
+	// nativeMaxData is the most data one message carries.
+	nativeMaxData = maxImsgSize - imsgHeaderSize
+)
+
+// nativeVersions are the `tmux -V` outputs of the binaries whose client
+// this file reproduces (client.c and file.c are the same in 3.3 and 3.3a).
+var nativeVersions = map[string]bool{"tmux 3.3": true, "tmux 3.3a": true}
+
+// nativeMaxOutput bounds stdout and stderr together (tests lower it).
+var nativeMaxOutput = transport.MaxOutput
+
+// nativeCommands is tmux 3.3a's command table (cmd.c), in its order: name
+// and alias. cmd_find's lookup (alias, exact name, unique prefix) is
+// reproduced to recognise the commands left to the binary.
+var nativeCommands = [...][2]string{
+	{"attach-session", "attach"}, {"bind-key", "bind"}, {"break-pane", "breakp"},
+	{"capture-pane", "capturep"}, {"choose-buffer", ""}, {"choose-client", ""},
+	{"choose-tree", ""}, {"clear-history", "clearhist"}, {"clear-prompt-history", "clearphist"},
+	{"clock-mode", ""}, {"command-prompt", ""}, {"confirm-before", "confirm"},
+	{"copy-mode", ""}, {"customize-mode", ""}, {"delete-buffer", "deleteb"},
+	{"detach-client", "detach"}, {"display-menu", "menu"}, {"display-message", "display"},
+	{"display-popup", "popup"}, {"display-panes", "displayp"}, {"find-window", "findw"},
+	{"has-session", "has"}, {"if-shell", "if"}, {"join-pane", "joinp"},
+	{"kill-pane", "killp"}, {"kill-server", ""}, {"kill-session", ""},
+	{"kill-window", "killw"}, {"last-pane", "lastp"}, {"last-window", "last"},
+	{"link-window", "linkw"}, {"list-buffers", "lsb"}, {"list-clients", "lsc"},
+	{"list-commands", "lscm"}, {"list-keys", "lsk"}, {"list-panes", "lsp"},
+	{"list-sessions", "ls"}, {"list-windows", "lsw"}, {"load-buffer", "loadb"},
+	{"lock-client", "lockc"}, {"lock-server", "lock"}, {"lock-session", "locks"},
+	{"move-pane", "movep"}, {"move-window", "movew"}, {"new-session", "new"},
+	{"new-window", "neww"}, {"next-layout", "nextl"}, {"next-window", "next"},
+	{"paste-buffer", "pasteb"}, {"pipe-pane", "pipep"}, {"previous-layout", "prevl"},
+	{"previous-window", "prev"}, {"refresh-client", "refresh"}, {"rename-session", "rename"},
+	{"rename-window", "renamew"}, {"resize-pane", "resizep"}, {"resize-window", "resizew"},
+	{"respawn-pane", "respawnp"}, {"respawn-window", "respawnw"}, {"rotate-window", "rotatew"},
+	{"run-shell", "run"}, {"save-buffer", "saveb"}, {"select-layout", "selectl"},
+	{"select-pane", "selectp"}, {"select-window", "selectw"}, {"send-keys", "send"},
+	{"send-prefix", ""}, {"server-access", ""}, {"set-buffer", "setb"},
+	{"set-environment", "setenv"}, {"set-hook", ""}, {"set-option", "set"},
+	{"set-window-option", "setw"}, {"show-buffer", "showb"}, {"show-environment", "showenv"},
+	{"show-hooks", ""}, {"show-messages", "showmsgs"}, {"show-options", "show"},
+	{"show-prompt-history", "showphist"}, {"show-window-options", "showw"}, {"source-file", "source"},
+	{"split-window", "splitw"}, {"start-server", "start"}, {"suspend-client", "suspendc"},
+	{"swap-pane", "swapp"}, {"swap-window", "swapw"}, {"switch-client", "switchc"},
+	{"unbind-key", "unbind"}, {"unlink-window", "unlinkw"}, {"wait-for", "wait"},
+}
+
+// nativeDelegated are the commands always left to the binary:
+//   - those with CMD_STARTSERVER (new-session, attach-session,
+//     start-server, list-keys, list-commands): the binary decides before
+//     connecting whether it may start a server, and new-session and
+//     attach-session are the commands that want a terminal;
+//   - those that open files by name in the client (save-buffer,
+//     load-buffer, source-file): a name such as /dev/stdout means the
+//     client process's own descriptors, which this process does not have.
+//
+// A blocking wait-for is left to the binary too (nativeWantsBinary).
+var nativeDelegated = map[string]bool{
+	"new-session": true, "attach-session": true, "start-server": true,
+	"list-keys": true, "list-commands": true,
+	"save-buffer": true, "load-buffer": true, "source-file": true,
+}
+
+// nativeCmdFind is tmux's cmd_find: the command name would resolve to,
+// "" when it is unknown or ambiguous.
+func nativeCmdFind(name string) string {
+	found, ambiguous := "", false
+	for _, e := range nativeCommands {
+		if e[1] != "" && e[1] == name {
+			return e[0]
+		}
+		if !strings.HasPrefix(e[0], name) {
+			continue
+		}
+		if found != "" {
+			ambiguous = true
+		}
+		found = e[0]
+		if e[0] == name {
+			break
+		}
+	}
+	if ambiguous {
+		return ""
+	}
+	return found
+}
+
+// nativeWantsBinary reports whether any argument, read as a command name
+// the way tmux splits an argument list into commands (a trailing ';' ends
+// a command, "\;" is a literal ';'), names a command of nativeDelegated.
+// Arguments that are not command names can only cause a harmless false
+// alarm.
+func nativeWantsBinary(args []string) bool {
+	for i, a := range args {
+		if strings.HasSuffix(a, ";") && !strings.HasSuffix(a, `\;`) {
+			a = a[:len(a)-1]
+		}
+		if a == "" {
+			continue
+		}
+		switch name := nativeCmdFind(a); {
+		case nativeDelegated[name]:
+			return true
+		case name == "wait-for" && (i+1 == len(args) || (args[i+1] != "-S" && args[i+1] != "-U")):
+			// A wait that blocks (wait-for [-L] channel) stays a tmux
+			// process a cancelled call kills, as on every other path
+			// (fleetmux's wait_for_channel and run_command rely on it).
+			return true
+		}
+	}
+	return false
+}
+
+// native is the Runner NewNative returns.
+type native struct {
+	next transport.Runner
+
+	mu       sync.Mutex
+	resolved map[string]string   // PATH and name → binary
+	mismatch map[nativeSock]bool // sockets whose server answered MSG_VERSION
+
+	handled atomic.Int64 // commands run over the socket (tests)
+}
+
+// nativeSock identifies one server socket: its path and the socket file
+// (a server started again on the same path is another server).
+type nativeSock struct {
+	path     string
+	dev, ino uint64
+}
+
+// NewNative returns a Runner that runs tmux commands over the server's
+// socket when it safely can and hands everything else to next (normally
+// transport.NewLocal()). Results are the ones the tmux binary gives for
+// the same argv: stdout, stderr and exit status byte for byte, and next's
+// own errors (transport.ErrNotFound when the binary is missing) where it
+// is next that runs.
+//
+// Only argvs built by Server.Argv are run natively (bin -u [-L name]
+// [-S path] command...), with no stdin, for a binary on PATH that is tmux
+// 3.3 or 3.3a (checked once per binary with `tmux -V`; wrapper scripts
+// always run). Commands that may start a server or open files by name in
+// the client go to next (see nativeDelegated), as does every call when
+// the socket does not accept a connection, so tmux prints its own "no
+// server running on ..." or "error connecting to ...". A command is never
+// run twice: once it is sent, only a server that refused the protocol
+// version (and so ran nothing) sends the call to next.
+//
+// FLEETMUX_TMUX_EXEC=1 in the environment turns it off: every call goes
+// to next.
+func NewNative(next transport.Runner) transport.Runner {
+	return &native{next: next, resolved: map[string]string{}, mismatch: map[nativeSock]bool{}}
+}
+
+// SocketAlive implements tmux.FindSockets' probe, through next when it
+// has one.
+func (n *native) SocketAlive(path string, timeout time.Duration) bool {
+	if p, ok := n.next.(interface {
+		SocketAlive(string, time.Duration) bool
+	}); ok {
+		return p.SocketAlive(path, timeout)
+	}
+	c, err := net.DialTimeout("unix", path, timeout)
+	if err != nil {
+		return false
+	}
+	_ = c.Close()
+	return true
+}
+
+// nativeCall is one command the native client can run.
+type nativeCall struct {
+	socket string
+	flags  uint64
+	env    []string
+	cwd    string
+	term   string
+	args   []string
+}
+
+// Run implements transport.Runner.
+func (n *native) Run(ctx context.Context, argv []string, stdin []byte) (transport.Result, error) {
+	call, ok := n.prepare(ctx, argv, stdin)
+	if !ok {
+		return n.next.Run(ctx, argv, stdin)
+	}
+	sock := nativeSock{path: call.socket}
+	var st syscall.Stat_t
+	if syscall.Stat(call.socket, &st) == nil {
+		sock.dev, sock.ino = uint64(st.Dev), st.Ino
+	}
+	n.mu.Lock()
+	skip := n.mismatch[sock]
+	n.mu.Unlock()
+	if skip {
+		return n.next.Run(ctx, argv, stdin)
+	}
+	var d net.Dialer
+	c, err := d.DialContext(ctx, "unix", call.socket)
+	if err != nil {
+		// Nothing was sent: the binary reports it in its own words.
+		return n.next.Run(ctx, argv, stdin)
+	}
+	res, outcome, err := nativeExchange(ctx, c.(*net.UnixConn), call)
+	switch outcome {
+	case nativeMismatch:
+		n.mu.Lock()
+		n.mismatch[sock] = true
+		n.mu.Unlock()
+		return n.next.Run(ctx, argv, stdin)
+	case nativeNotSent:
+		if err != nil { // ctx ended while the command was being sent
+			return res, err
+		}
+		return n.next.Run(ctx, argv, stdin)
+	}
+	n.handled.Add(1)
+	return res, err
+}
+
+// What became of a command nativeExchange was given.
+const (
+	nativeRan      = iota // the server had it (whatever the result)
+	nativeMismatch        // the server refused the protocol version: it ran nothing
+	nativeNotSent         // the server hung up before the command was complete
+)
+
+// prepare decides whether argv can run natively and gathers what the
+// tmux client would send.
+func (n *native) prepare(ctx context.Context, argv []string, stdin []byte) (nativeCall, bool) {
+	var call nativeCall
+	if stdin != nil || len(argv) < 3 || argv[1] != "-u" || os.Getenv("FLEETMUX_TMUX_EXEC") == "1" {
+		return call, false
+	}
+	for _, a := range argv {
+		if strings.IndexByte(a, 0) >= 0 {
+			return call, false
+		}
+	}
+	// Global flags exactly as Server.Argv writes them; tmux's own getopt
+	// stops at the first argument that is not a flag.
+	var label, path string
+	haveL, haveS := false, false
+	i := 2
+	if i+1 < len(argv) && argv[i] == "-L" {
+		label, haveL, i = argv[i+1], true, i+2
+	}
+	if i+1 < len(argv) && argv[i] == "-S" {
+		path, haveS, i = argv[i+1], true, i+2
+	}
+	if i >= len(argv) || (haveL && label == "") || (haveS && path == "") {
+		return call, false
+	}
+	call.args = argv[i:]
+	if strings.HasPrefix(call.args[0], "-") || nativeWantsBinary(call.args) {
+		return call, false
+	}
+	// The command as client.c packs it must fit one message; a longer
+	// one gets the binary's own "command too long".
+	size := 4
+	for _, a := range call.args {
+		size += len(a) + 1
+	}
+	if size > nativeMaxData {
+		return call, false
+	}
+	bin := argv[0]
+	if strings.HasPrefix(bin, "-") { // a login client (CLIENT_LOGIN)
+		return call, false
+	}
+	resolved, ok := n.lookPath(bin)
+	if !ok || !nativeBinary(ctx, resolved) {
+		return call, false
+	}
+
+	call.env = nativeEnv(os.Environ())
+	getenv := func(k string) (string, bool) {
+		for j := len(call.env) - 1; j >= 0; j-- {
+			if v, ok := strings.CutPrefix(call.env[j], k+"="); ok {
+				return v, true
+			}
+		}
+		return "", false
+	}
+	call.flags = clientUTF8
+	socket, def, ok := nativeSocketPath(label, haveL, path, haveS, getenv)
+	if !ok || strings.HasPrefix(socket, "@") || len(socket) >= 108 {
+		return call, false
+	}
+	call.socket = socket
+	if def {
+		call.flags |= clientDefaultSocket
+	}
+	call.cwd, ok = nativeCwd(getenv)
+	if !ok {
+		return call, false
+	}
+	call.term, _ = getenv("TERM")
+	if len(call.cwd)+1 > nativeMaxData || len(call.term)+1 > nativeMaxData {
+		return call, false
+	}
+	return call, true
+}
+
+// lookPath resolves bin like transport.Local does (cached per PATH).
+func (n *native) lookPath(bin string) (string, bool) {
+	if strings.Contains(bin, "/") {
+		return bin, true
+	}
+	key := os.Getenv("PATH") + "\x00" + bin
+	n.mu.Lock()
+	p, ok := n.resolved[key]
+	n.mu.Unlock()
+	if ok {
+		return p, true
+	}
+	p, err := exec.LookPath(bin)
+	if err != nil {
+		return "", false
+	}
+	n.mu.Lock()
+	n.resolved[key] = p
+	n.mu.Unlock()
+	return p, true
+}
+
+// nativeBinKey identifies one binary file.
+type nativeBinKey struct {
+	path        string
+	dev, ino    uint64
+	size, mtime int64
+}
+
+// nativeBins caches, per binary file, whether it is a tmux whose client
+// native reproduces.
+var nativeBins = struct {
+	sync.Mutex
+	ok map[nativeBinKey]bool
+}{ok: map[nativeBinKey]bool{}}
+
+// nativeBinary reports whether path is an ELF executable printing a
+// version of nativeVersions for -V: the real tmux, not a wrapper script
+// that would do something else with the command.
+func nativeBinary(ctx context.Context, path string) bool {
+	var st syscall.Stat_t
+	if err := syscall.Stat(path, &st); err != nil {
+		return false
+	}
+	key := nativeBinKey{path, uint64(st.Dev), st.Ino, st.Size, st.Mtim.Nano()}
+	nativeBins.Lock()
+	defer nativeBins.Unlock()
+	if ok, seen := nativeBins.ok[key]; seen {
+		return ok
+	}
+	ok, final := probeBinary(ctx, path)
+	if final {
+		nativeBins.ok[key] = ok
+	}
+	return ok
+}
+
+func probeBinary(ctx context.Context, path string) (ok, final bool) {
+	f, err := os.Open(path)
+	if err != nil {
+		return false, false
+	}
+	magic := make([]byte, 4)
+	_, err = f.ReadAt(magic, 0)
+	_ = f.Close()
+	if err != nil || string(magic) != "\x7fELF" {
+		return false, err == nil
+	}
+	vctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(vctx, path, "-V").Output()
+	if err != nil {
+		return false, ctx.Err() == nil && vctx.Err() == nil
+	}
+	return nativeVersions[strings.TrimSpace(string(out))], true
+}
+
+// nativeEnv is the environment exec.Cmd gives the binary: the last entry
+// of each name kept, in order (os/exec's dedupEnv).
+func nativeEnv(env []string) []string {
+	saw := make(map[string]bool, len(env))
+	out := make([]string, 0, len(env))
+	for j := len(env) - 1; j >= 0; j-- {
+		kv := env[j]
+		if strings.IndexByte(kv, 0) >= 0 {
+			continue
+		}
+		i := strings.Index(kv, "=")
+		if i == 0 {
+			i = strings.Index(kv[1:], "=") + 1
+		}
+		if i < 0 {
+			if kv != "" {
+				out = append(out, kv)
+			}
+			continue
+		}
+		k := kv[:i]
+		if saw[k] {
+			continue
+		}
+		saw[k] = true
+		out = append(out, kv)
+	}
+	for a, b := 0, len(out)-1; a < b; a, b = a+1, b-1 {
+		out[a], out[b] = out[b], out[a]
+	}
+	return out
+}
+
+// nativeSocketPath is the socket tmux 3.3a's main() picks: -S as given;
+// else $TMUX's first field when neither -S nor -L is given; else
+// make_label(): the label ("default") in tmux-UID under the first of
+// $TMUX_TMPDIR and /tmp that realpath(3) resolves. def reports the last
+// case (CLIENT_DEFAULTSOCKET). ok is false when tmux would fail or create
+// the directory first: the binary then speaks for itself.
+func nativeSocketPath(label string, haveL bool, path string, haveS bool, getenv func(string) (string, bool)) (socket string, def, ok bool) {
+	if haveS {
+		return path, false, true
+	}
+	if !haveL {
+		if t, _ := getenv("TMUX"); t != "" && t[0] != ',' {
+			if i := strings.IndexByte(t, ','); i >= 0 {
+				t = t[:i]
+			}
+			return t, false, true
+		}
+		label = "default"
+	}
+	dir := ""
+	if v, set := getenv("TMUX_TMPDIR"); set {
+		if r, err := nativeRealpath(v); err == nil {
+			dir = r
+		}
+	}
+	if dir == "" {
+		r, err := nativeRealpath("/tmp/")
+		if err != nil {
+			return "", false, false
+		}
+		dir = r
+	}
+	uid := os.Getuid()
+	base := dir + "/tmux-" + strconv.Itoa(uid)
+	var st syscall.Stat_t
+	if err := syscall.Lstat(base, &st); err != nil {
+		return "", false, false
+	}
+	if st.Mode&syscall.S_IFMT != syscall.S_IFDIR || st.Uid != uint32(uid) || st.Mode&0o007 != 0 {
+		return "", false, false
+	}
+	return base + "/" + label, true, true
+}
+
+// nativeRealpath is realpath(3): absolute, symbolic links resolved, the
+// path must exist.
+func nativeRealpath(p string) (string, error) {
+	if p == "" {
+		return "", syscall.ENOENT
+	}
+	if p[0] != '/' {
+		wd, err := syscall.Getwd()
+		if err != nil {
+			return "", err
+		}
+		p = wd + "/" + p
+	}
+	return filepath.EvalSymlinks(p)
+}
+
+// nativeCwd is tmux's find_cwd: $PWD when it names the working directory
+// (keeping its symbolic links), else getcwd(3); $HOME when there is no
+// working directory.
+func nativeCwd(getenv func(string) (string, bool)) (string, bool) {
+	cwd, err := syscall.Getwd()
+	if err != nil {
+		home, _ := getenv("HOME")
+		return home, home != ""
+	}
+	pwd, _ := getenv("PWD")
+	if pwd == "" {
+		return cwd, true
+	}
+	// getcwd(3) is already a real path: realpath(cwd) is cwd.
+	if r, err := nativeRealpath(pwd); err != nil || r != cwd {
+		return cwd, true
+	}
+	return pwd, true
+}
+
+// nativeDevNull is the client's stdin and stdout as the server sees them:
+// /dev/null, never a terminal (the server closes both once identified).
+var nativeDevNull = sync.OnceValues(func() (*os.File, error) {
+	return os.OpenFile(os.DevNull, os.O_RDWR, 0)
+})
+
+// appendImsg appends one imsg as tmux's proc_send writes it.
+func appendImsg(b []byte, typ uint32, hasFD bool, data ...[]byte) []byte {
+	size := imsgHeaderSize
+	for _, d := range data {
+		size += len(d)
+	}
+	var flags uint16
+	if hasFD {
+		flags = imsgHasFD
+	}
+	b = binary.NativeEndian.AppendUint32(b, typ)
+	b = binary.NativeEndian.AppendUint16(b, uint16(size))
+	b = binary.NativeEndian.AppendUint16(b, flags)
+	b = binary.NativeEndian.AppendUint32(b, nativeProtocolVersion)
+	b = binary.NativeEndian.AppendUint32(b, ^uint32(0)) // pid -1
+	for _, d := range data {
+		b = append(b, d...)
+	}
+	return b
+}
+
+func i32(v int32) []byte { return binary.NativeEndian.AppendUint32(nil, uint32(v)) }
+
+func cstr(s string) []byte { return append([]byte(s), 0) }
+
+// nativeIdentify builds what client_send_identify and client_main send,
+// in two parts: each ends with the message that carries a descriptor
+// (imsg passes one descriptor per sendmsg, with the message it belongs
+// to).
+func nativeIdentify(call nativeCall) (first, second []byte) {
+	first = appendImsg(first, msgIdentifyFlags, false, i32(int32(uint32(call.flags))))
+	first = appendImsg(first, msgIdentifyLongFlags, false, binary.NativeEndian.AppendUint64(nil, call.flags))
+	first = appendImsg(first, msgIdentifyTerm, false, cstr(call.term))
+	first = appendImsg(first, msgIdentifyFeatures, false, i32(0))
+	first = appendImsg(first, msgIdentifyTTYName, false, []byte{0})
+	first = appendImsg(first, msgIdentifyCwd, false, cstr(call.cwd))
+	first = appendImsg(first, msgIdentifyStdin, true)
+
+	second = appendImsg(second, msgIdentifyStdout, true)
+	second = appendImsg(second, msgIdentifyClientPID, false, i32(int32(os.Getpid())))
+	for _, kv := range call.env {
+		if len(kv)+1 > nativeMaxData {
+			continue
+		}
+		second = appendImsg(second, msgIdentifyEnviron, false, cstr(kv))
+	}
+	second = appendImsg(second, msgIdentifyDone, false)
+	packed := i32(int32(len(call.args)))
+	for _, a := range call.args {
+		packed = append(packed, a...)
+		packed = append(packed, 0)
+	}
+	second = appendImsg(second, msgCommand, false, packed)
+	return first, second
+}
+
+// errNativeProtocol reports a server message the tmux client would die on.
+var errNativeProtocol = errors.New("tmux native: protocol error")
+
+// nativeExchange runs one command on conn.
+func nativeExchange(ctx context.Context, conn *net.UnixConn, call nativeCall) (res transport.Result, outcome int, err error) {
+	defer conn.Close()
+	devNull, err := nativeDevNull()
+	if err != nil {
+		return res, nativeNotSent, nil
+	}
+	if dl, ok := ctx.Deadline(); ok {
+		_ = conn.SetDeadline(dl)
+	}
+	fired := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		_ = conn.SetDeadline(time.Unix(1, 0))
+		close(fired)
+	})
+	defer func() {
+		if !stop() {
+			<-fired
+		}
+	}()
+	ctxErr := func(err error) error {
+		if e := ctx.Err(); e != nil {
+			return fmt.Errorf("tmux native: %w", e)
+		}
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			// Only ctx sets a deadline on conn: the connection's timer
+			// can fire a moment before ctx's, and callers look at ctx.
+			<-ctx.Done()
+			return fmt.Errorf("tmux native: %w", ctx.Err())
+		}
+		return nil
+	}
+
+	first, second := nativeIdentify(call)
+	rights := syscall.UnixRights(int(devNull.Fd()))
+	sent := false
+	werr := writeWithRights(conn, first, rights)
+	if werr == nil {
+		werr = writeWithRights(conn, second, rights)
+		sent = werr == nil
+	}
+	if werr != nil {
+		if e := ctxErr(werr); e != nil {
+			return res, nativeNotSent, e
+		}
+	}
+
+	cv := newNativeConv(conn)
+	if werr != nil {
+		cv.sendErr = werr
+	}
+	buf := make([]byte, 4*maxImsgSize)
+	have := 0
+	for !cv.done {
+		nr, rerr := conn.Read(buf[have:])
+		have += nr
+		start := 0
+		for !cv.done {
+			typ, data, size, perr := parseImsg(buf[start:have])
+			if perr != nil {
+				cv.closeAll()
+				return res, nativeRan, perr
+			}
+			if size == 0 {
+				break
+			}
+			start += size
+			if err := cv.dispatch(typ, data); err != nil {
+				cv.closeAll()
+				return res, nativeRan, err
+			}
+		}
+		have = copy(buf, buf[start:have])
+		if err := cv.flush(); err != nil {
+			if e := ctxErr(err); e != nil {
+				cv.closeAll()
+				return res, nativeRan, e
+			}
+			cv.lost()
+		}
+		if cv.done {
+			break
+		}
+		if rerr != nil {
+			if e := ctxErr(rerr); e != nil {
+				cv.closeAll()
+				return res, nativeRan, e
+			}
+			cv.lost()
+		}
+	}
+	cv.closeAll()
+	switch {
+	case cv.version:
+		return res, nativeMismatch, nil
+	case !sent && cv.reason == exitLostServer:
+		return res, nativeNotSent, nil
+	}
+	res, err = cv.result()
+	return res, nativeRan, err
+}
+
+// writeWithRights writes b, passing the descriptor in rights with its
+// first byte, as imsg's msgbuf_write does.
+func writeWithRights(conn *net.UnixConn, b, rights []byte) error {
+	n, _, err := conn.WriteMsgUnix(b, rights, nil)
+	if err != nil {
+		return err
+	}
+	if n < len(b) {
+		_, err = conn.Write(b[n:])
+	}
+	return err
+}
+
+// parseImsg splits one message off b: size 0 means b holds no complete
+// message yet. A header tmux's imsg_get refuses is an error.
+func parseImsg(b []byte) (typ uint32, data []byte, size int, err error) {
+	if len(b) < imsgHeaderSize {
+		return 0, nil, 0, nil
+	}
+	typ = binary.NativeEndian.Uint32(b)
+	l := int(binary.NativeEndian.Uint16(b[4:]))
+	peer := binary.NativeEndian.Uint32(b[8:])
+	if l < imsgHeaderSize || l > maxImsgSize {
+		return 0, nil, 0, fmt.Errorf("%w: message of %d bytes", errNativeProtocol, l)
+	}
+	if l > len(b) {
+		return 0, nil, 0, nil
+	}
+	if typ != msgVersion && peer&0xff != nativeProtocolVersion {
+		return 0, nil, 0, fmt.Errorf("%w: server protocol version %d in message %d", errNativeProtocol, peer&0xff, typ)
+	}
+	return typ, b[imsgHeaderSize:l:l], l, nil
+}
+
+// Exit reasons of client.c that a command client can reach.
+const (
+	exitNone = iota
+	exitLostServer
+	exitMessage
+)
+
+// fdObject is an open file of the emulated client process: what its
+// stdin, stdout and stderr are when transport.Local runs the binary, or a
+// file it opened by name.
+type fdObject struct {
+	refs     int
+	read     bool // opened for reading
+	write    bool // opened for writing
+	stream   int  // 1 stdout, 2 stderr, 0 neither
+	f        *os.File
+	readable bool // reads return data (a file), not just end of file
+}
+
+// nativeStream is one of the client's client_files.
+type nativeStream struct {
+	obj   *fdObject // nil once the descriptor is closed or failed to open
+	fdnum int       // which of 0, 1, 2 the descriptor is, or -1
+}
+
+// nativeConv is the client side of one command: client_dispatch_wait and
+// file.c's client functions, with the client's descriptor table for 0, 1
+// and 2 (file_write_open and file_read_open dup a standard descriptor and
+// close it, so a second stream on it gets EBADF).
+type nativeConv struct {
+	w        io.Writer
+	out      []byte
+	sendErr  error
+	flags    uint64
+	fds      [3]*fdObject
+	streams  map[int32]*nativeStream
+	stdout   []byte
+	stderr   []byte
+	exitval  int32
+	exitflag bool
+	reason   int
+	exitmsg  string
+	done     bool
+	version  bool
+	open     func(path string, flag int) (*os.File, syscall.Errno, error)
+}
+
+func newNativeConv(w io.Writer) *nativeConv {
+	cv := &nativeConv{w: w, flags: clientUTF8, streams: map[int32]*nativeStream{}, open: nativeOpenFile}
+	cv.fds[0] = &fdObject{refs: 1, read: true}
+	cv.fds[1] = &fdObject{refs: 1, write: true, stream: 1}
+	cv.fds[2] = &fdObject{refs: 1, write: true, stream: 2}
+	return cv
+}
+
+func (cv *nativeConv) send(typ uint32, data ...[]byte) {
+	cv.out = appendImsg(cv.out, typ, false, data...)
+}
+
+// flush writes the queued replies. After a failed write the client has
+// lost the server; later replies are dropped.
+func (cv *nativeConv) flush() error {
+	if len(cv.out) == 0 || cv.sendErr != nil {
+		cv.out = cv.out[:0]
+		return nil
+	}
+	_, err := cv.w.Write(cv.out)
+	cv.out = cv.out[:0]
+	if err != nil {
+		cv.sendErr = err
+	}
+	return err
+}
+
+// lost is client_dispatch(NULL): the connection ended.
+func (cv *nativeConv) lost() {
+	if !cv.exitflag {
+		cv.reason = exitLostServer
+		cv.exitval = 1
+	}
+	cv.done = true
+}
+
+func (cv *nativeConv) install(o *fdObject) int {
+	o.refs++
+	for i, f := range cv.fds {
+		if f == nil {
+			cv.fds[i] = o
+			return i
+		}
+	}
+	return -1
+}
+
+func (cv *nativeConv) closeFD(n int, o *fdObject) {
+	if n >= 0 && cv.fds[n] == o {
+		cv.fds[n] = nil
+	}
+	o.refs--
+	if o.refs == 0 && o.f != nil {
+		_ = o.f.Close()
+	}
+}
+
+// closeAll closes files the emulated client still has open.
+func (cv *nativeConv) closeAll() {
+	for _, s := range cv.streams {
+		if s.obj != nil {
+			cv.closeFD(s.fdnum, s.obj)
+			s.obj = nil
+		}
+	}
+	for i, o := range cv.fds {
+		if o != nil {
+			cv.closeFD(i, o)
+		}
+	}
+}
+
+// dupStd is dup(fd) and, the client not being a control client,
+// close(fd).
+func (cv *nativeConv) dupStd(fd int) (*nativeStream, syscall.Errno) {
+	o := cv.fds[fd]
+	if o == nil {
+		return nil, syscall.EBADF
+	}
+	s := &nativeStream{obj: o, fdnum: cv.install(o)}
+	if cv.flags&clientControl == 0 {
+		cv.closeFD(fd, o)
+	}
+	return s, 0
+}
+
+func (cv *nativeConv) emit(stream int, b []byte) error {
+	if len(cv.stdout)+len(cv.stderr)+len(b) > nativeMaxOutput {
+		return fmt.Errorf("tmux native: %w (%d MiB)", transport.ErrOutputTooLarge, nativeMaxOutput>>20)
+	}
+	if stream == 1 {
+		cv.stdout = append(cv.stdout, b...)
+	} else {
+		cv.stderr = append(cv.stderr, b...)
+	}
+	return nil
+}
+
+func cstring(b []byte) string {
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		b = b[:i]
+	}
+	return string(b)
+}
+
+func badSize(typ uint32, n int) error {
+	return fmt.Errorf("%w: message %d with %d bytes", errNativeProtocol, typ, n)
+}
+
+// dispatch handles one server message as client_dispatch_wait does.
+func (cv *nativeConv) dispatch(typ uint32, data []byte) error {
+	ne := binary.NativeEndian
+	switch typ {
+	case msgExit, msgShutdown:
+		if len(data) < 4 && len(data) != 0 {
+			return badSize(typ, len(data))
+		}
+		if len(data) >= 4 {
+			cv.exitval = int32(ne.Uint32(data))
+		}
+		if len(data) > 4 {
+			cv.exitmsg = cstring(data[4 : len(data)-1])
+			cv.reason = exitMessage
+		}
+		cv.exitflag = true
+		cv.done = true
+	case msgReady:
+		return fmt.Errorf("%w: the server attached this client (MSG_READY)", errNativeProtocol)
+	case msgVersion:
+		if len(data) != 0 {
+			return badSize(typ, len(data))
+		}
+		cv.version = true
+		cv.done = true
+	case msgFlags:
+		if len(data) != 8 {
+			return badSize(typ, len(data))
+		}
+		cv.flags = ne.Uint64(data)
+	case msgShell:
+		return fmt.Errorf("%w: unexpected MSG_SHELL", errNativeProtocol)
+	case msgDetach, msgDetachKill:
+		cv.send(msgExiting)
+	case msgExited:
+		cv.done = true
+	case msgReadOpen:
+		return cv.readOpen(data)
+	case msgWriteOpen:
+		return cv.writeOpen(data)
+	case msgWrite:
+		if len(data) < 4 {
+			return badSize(typ, len(data))
+		}
+		s := cv.streams[int32(ne.Uint32(data))]
+		if s == nil {
+			return fmt.Errorf("%w: write to unknown stream %d", errNativeProtocol, int32(ne.Uint32(data)))
+		}
+		return cv.write(s, data[4:])
+	case msgWriteClose:
+		if len(data) != 4 {
+			return badSize(typ, len(data))
+		}
+		id := int32(ne.Uint32(data))
+		s := cv.streams[id]
+		if s == nil {
+			return fmt.Errorf("%w: close of unknown stream %d", errNativeProtocol, id)
+		}
+		if s.obj != nil {
+			cv.closeFD(s.fdnum, s.obj)
+			s.obj = nil
+		}
+		delete(cv.streams, id)
+	case msgOldStderr, msgOldStdin, msgOldStdout:
+		if err := cv.emit(2, []byte("server version is too old for client\n")); err != nil {
+			return err
+		}
+		cv.done = true
+	}
+	return nil
+}
+
+// write is file_write_data: the data goes where the stream's descriptor
+// points; a write that fails closes it (file_write_error_callback).
+func (cv *nativeConv) write(s *nativeStream, b []byte) error {
+	o := s.obj
+	if o == nil || len(b) == 0 {
+		return nil
+	}
+	switch {
+	case !o.write:
+	case o.f != nil:
+		if _, err := o.f.Write(b); err == nil {
+			return nil
+		}
+	default:
+		return cv.emit(o.stream, b)
+	}
+	cv.closeFD(s.fdnum, o)
+	s.obj = nil
+	return nil
+}
+
+// writeOpen is file_write_open.
+func (cv *nativeConv) writeOpen(data []byte) error {
+	ne := binary.NativeEndian
+	if len(data) < 12 {
+		return badSize(msgWriteOpen, len(data))
+	}
+	id, fd, flags := int32(ne.Uint32(data)), int32(ne.Uint32(data[4:])), int32(ne.Uint32(data[8:]))
+	path := "-"
+	if len(data) > 12 {
+		path = cstring(data[12:])
+	}
+	reply := func(e syscall.Errno) {
+		cv.send(msgWriteReady, i32(id), i32(int32(e)))
+	}
+	if cv.streams[id] != nil {
+		reply(syscall.EBADF)
+		return nil
+	}
+	s := &nativeStream{fdnum: -1}
+	cv.streams[id] = s
+	switch {
+	case fd == -1:
+		f, errno, err := cv.open(path, int(flags)&(syscall.O_APPEND|syscall.O_TRUNC)|syscall.O_WRONLY|syscall.O_CREAT)
+		if err != nil {
+			return err
+		}
+		if errno != 0 {
+			reply(errno)
+			return nil
+		}
+		o := &fdObject{write: true, f: f}
+		s.obj, s.fdnum = o, cv.install(o)
+	case fd != 1 && fd != 2:
+		reply(syscall.EBADF)
+		return nil
+	default:
+		d, errno := cv.dupStd(int(fd))
+		if errno != 0 {
+			reply(errno)
+			return nil
+		}
+		*s = *d
+	}
+	reply(0)
+	return nil
+}
+
+// readOpen is file_read_open, with the reading that follows: a stream
+// on the client's stdin (/dev/null) or on a descriptor not open for
+// reading ends at once; a file is sent whole. Either way the client then
+// sends MSG_READ_DONE with error 0 (file_read_error_callback).
+func (cv *nativeConv) readOpen(data []byte) error {
+	ne := binary.NativeEndian
+	if len(data) < 8 {
+		return badSize(msgReadOpen, len(data))
+	}
+	id, fd := int32(ne.Uint32(data)), int32(ne.Uint32(data[4:]))
+	path := "-"
+	if len(data) > 8 {
+		path = cstring(data[8:])
+	}
+	done := func(e syscall.Errno) {
+		cv.send(msgReadDone, i32(id), i32(int32(e)))
+	}
+	if cv.streams[id] != nil {
+		done(syscall.EBADF)
+		return nil
+	}
+	s := &nativeStream{fdnum: -1}
+	cv.streams[id] = s
+	switch {
+	case fd == -1:
+		f, errno, err := cv.open(path, syscall.O_RDONLY)
+		if err != nil {
+			return err
+		}
+		if errno != 0 {
+			done(errno)
+			return nil
+		}
+		o := &fdObject{read: true, readable: true, f: f}
+		s.obj, s.fdnum = o, cv.install(o)
+	case fd != 0:
+		done(syscall.EBADF)
+		return nil
+	default:
+		d, errno := cv.dupStd(0)
+		if errno != 0 {
+			done(errno)
+			return nil
+		}
+		*s = *d
+	}
+	if o := s.obj; o.read && o.readable && o.f != nil {
+		chunk := make([]byte, nativeMaxData-4)
+		for {
+			nr, err := o.f.Read(chunk)
+			if nr > 0 {
+				cv.send(msgRead, i32(id), chunk[:nr])
+				if len(cv.out) >= 256<<10 {
+					if err := cv.flush(); err != nil {
+						return err
+					}
+				}
+			}
+			if err != nil || nr == 0 {
+				break
+			}
+		}
+	}
+	done(0)
+	cv.closeFD(s.fdnum, s.obj)
+	s.obj = nil
+	delete(cv.streams, id)
+	return nil
+}
+
+// result is what client_main returns and prints once the loop ends.
+func (cv *nativeConv) result() (transport.Result, error) {
+	msg := ""
+	switch cv.reason {
+	case exitLostServer:
+		msg = "server exited unexpectedly"
+	case exitMessage:
+		msg = cv.exitmsg
+	}
+	var err error
+	if cv.flags&clientControl != 0 {
+		line := "%exit\n"
+		if cv.reason != exitNone {
+			line = "%exit " + msg + "\n"
+		}
+		if cv.flags&clientControlControl != 0 {
+			line += "\033\\"
+		}
+		err = cv.emit(1, []byte(line))
+	} else if cv.reason != exitNone {
+		err = cv.emit(2, []byte(msg+"\n"))
+	}
+	if err != nil {
+		return transport.Result{}, err
+	}
+	return transport.Result{Stdout: cv.stdout, Stderr: cv.stderr, ExitCode: int(uint8(cv.exitval))}, nil
+}
+
+// nativeOpenFile opens a file the server asked the client to read or
+// write by name (a hook or a nested command running source-file or
+// save-buffer), as file.c does. Only directories (which read as nothing)
+// and regular files that this process does not itself have open and that
+// are not in /proc are opened: anything else (/dev/stdout,
+// /proc/self/...) would mean this process's own descriptors rather than
+// the tmux client's, and fails the call.
+func nativeOpenFile(path string, flag int) (*os.File, syscall.Errno, error) {
+	fd, err := syscall.Open(path, flag|syscall.O_NONBLOCK|syscall.O_CLOEXEC|syscall.O_NOCTTY, 0o644)
+	if err != nil {
+		var errno syscall.Errno
+		if !errors.As(err, &errno) {
+			errno = syscall.EINVAL
+		}
+		return nil, errno, nil
+	}
+	f := os.NewFile(uintptr(fd), path)
+	refuse := func(why string) (*os.File, syscall.Errno, error) {
+		_ = f.Close()
+		return nil, 0, fmt.Errorf("tmux native: the server asked the client to open %q, %s", path, why)
+	}
+	var st syscall.Stat_t
+	if err := syscall.Fstat(fd, &st); err != nil {
+		return refuse("which cannot be examined")
+	}
+	switch st.Mode & syscall.S_IFMT {
+	case syscall.S_IFDIR:
+		return f, 0, nil // reading it fails at once, as in the client: no data
+	case syscall.S_IFREG:
+	default:
+		return refuse("which is not a regular file (run it with FLEETMUX_TMUX_EXEC=1)")
+	}
+	var fs syscall.Statfs_t
+	if err := syscall.Fstatfs(fd, &fs); err != nil || fs.Type == 0x9fa0 { // PROC_SUPER_MAGIC
+		return refuse("which is in /proc (run it with FLEETMUX_TMUX_EXEC=1)")
+	}
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return refuse("and /proc/self/fd cannot be read")
+	}
+	for _, e := range ents {
+		n, err := strconv.Atoi(e.Name())
+		if err != nil || n == fd {
+			continue
+		}
+		var o syscall.Stat_t
+		if syscall.Fstat(n, &o) == nil && o.Dev == st.Dev && o.Ino == st.Ino {
+			return refuse("which this process has open (run it with FLEETMUX_TMUX_EXEC=1)")
+		}
+	}
+	return f, 0, nil
+}
