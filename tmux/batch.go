@@ -95,39 +95,3 @@ func markerAt(b, line []byte) int {
 func (s *Server) batchError(c Cmd, out *Output) *CommandError {
 	return &CommandError{Sub: c.Name(), Stderr: out.ErrLines(), Argv: s.CmdArgv(c)}
 }
-
-// BatchEach is Batch for commands that do not depend on each other: a
-// failing command does not stop the ones after it (they are sent again
-// in a further request, so each failure costs one more round trip).
-func (s *Server) BatchEach(ctx context.Context, cmds ...Cmd) ([]Reply, error) {
-	out := make([]Reply, 0, len(cmds))
-	for len(cmds) > 0 {
-		replies, err := s.Batch(ctx, cmds...)
-		if err != nil {
-			return nil, err
-		}
-		n := 0
-		for n < len(replies) && replies[n].Ran {
-			n++
-		}
-		out = append(out, replies[:n]...)
-		cmds = cmds[n:]
-	}
-	return out, nil
-}
-
-// PaneRows lists every pane (list-panes -a) and captures the given panes
-// in one request, for readers that need both: the rows, then the capture
-// replies in ids' order (a pane that is gone has an Err and no lines).
-func (s *Server) PaneRows(ctx context.Context, captures []Cmd) ([]Attrs, []Reply, error) {
-	listing := paneListing(PaneFields)
-	replies, err := s.BatchEach(ctx, append([]Cmd{listing}, captures...)...)
-	if err != nil {
-		return nil, nil, err
-	}
-	rows, err := s.rowsOf(listing, replies[0], PaneFields)
-	if err != nil {
-		return nil, nil, err
-	}
-	return rows, replies[1:], nil
-}

@@ -119,28 +119,6 @@ func TestSessionPanesMatchesListPanes(t *testing.T) {
 	}
 }
 
-// TestBatchEachGoesOn: a failing command does not stop the independent
-// ones after it.
-func TestBatchEachGoesOn(t *testing.T) {
-	srv := testServer(t, "batcheach")
-	replies, err := srv.BatchEach(context.Background(), ListIDs("session", ""), CapturePane("%999", nil, nil), ListIDs("pane", ""), CapturePane("%998", nil, nil))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(replies) != 4 {
-		t.Fatalf("%d replies", len(replies))
-	}
-	for i, r := range replies {
-		failed := i == 1 || i == 3
-		if !r.Ran || (r.Err != nil) != failed {
-			t.Errorf("reply %d: %+v", i, r)
-		}
-	}
-	if len(replies[2].Lines) != 1 {
-		t.Errorf("panes after a failure: %q", replies[2].Lines)
-	}
-}
-
 // TestPaneActGuards: the commands run only for a pane listed once; a
 // missing pane and a pane of a linked window (listed twice) give the
 // lookup's error and nothing runs.
@@ -282,11 +260,12 @@ func TestPaneCapturesAgreesWithListing(t *testing.T) {
 		var want []string
 		deadline := time.Now().Add(5 * time.Second)
 		for {
-			target := ""
+			// The reference: list-panes -f with the same test.
+			filter, _ := ContainsFilter("needle", false, false)
+			list := cmd("list-panes", "-a", "-f", filter, "-F", "#{pane_id}")
 			if tc.session != "" {
-				target = "=" + tc.session
+				list = cmd("list-panes", "-t", "="+tc.session, "-s", "-f", filter, "-F", "#{pane_id}")
 			}
-			list, _ := PanesContaining(target, "needle", false, false)
 			out, err := srv.Exec(ctx, list)
 			if err != nil {
 				t.Fatal(err)

@@ -548,19 +548,10 @@ func ListSessionsFormat(format string) Cmd { return cmd("list-sessions", "-F", f
 // expression, are allowed.
 var plainSearchChars = regexp.MustCompile(`^[A-Za-z0-9 _\-/:=@]*$`)
 
-// PanesContaining prints the ids of the panes whose visible contents
-// match pattern (tmux's #{C:} test; case-insensitive unless matchCase):
-// of one session, or of the server when session is "". ok is false for a
-// pattern tmux cannot test safely; match those in the caller instead.
-func PanesContaining(session, pattern string, regex, matchCase bool) (c Cmd, ok bool) {
-	filter, ok := ContainsFilter(pattern, regex, matchCase)
-	if !ok {
-		return Cmd{}, false
-	}
-	return filterPanes(session, filter), true
-}
-
-// ContainsFilter is the #{C:} test of PanesContaining, or false.
+// ContainsFilter is tmux's test of whether a pane's visible contents
+// match pattern (#{C:...}, case-insensitive unless matchCase), for
+// list-panes -f or a format condition; ok is false for a pattern tmux
+// cannot test safely: match those in the caller instead.
 func ContainsFilter(pattern string, regex, matchCase bool) (string, bool) {
 	plain := pattern
 	if !regex {
@@ -573,17 +564,6 @@ func ContainsFilter(pattern string, regex, matchCase bool) (string, bool) {
 		return "#{C:" + pattern + "}", true
 	}
 	return "#{C/i:" + pattern + "}", true
-}
-
-// filterPanes prints the ids of the panes for which filter is true.
-func filterPanes(session, filter string) Cmd {
-	args := []string{"list-panes"}
-	if session != "" {
-		args = append(args, "-t", session, "-s")
-	} else {
-		args = append(args, "-a")
-	}
-	return cmd(append(args, "-f", filter, "-F", "#{pane_id}")...)
 }
 
 // ---- channels ----

@@ -78,7 +78,7 @@ func TestCommandList(t *testing.T) {
 	}
 }
 
-func TestPanesContaining(t *testing.T) {
+func TestContainsFilter(t *testing.T) {
 	for _, tc := range []struct {
 		pattern string
 		regex   bool
@@ -95,12 +95,14 @@ func TestPanesContaining(t *testing.T) {
 		{"a}b", true, false},
 		{"#(x", true, false},
 	} {
-		if _, got := PanesContaining("", tc.pattern, tc.regex, false); got != tc.fast {
-			t.Errorf("PanesContaining(%q, regex=%v) ok = %v", tc.pattern, tc.regex, got)
+		if _, got := ContainsFilter(tc.pattern, tc.regex, false); got != tc.fast {
+			t.Errorf("ContainsFilter(%q, regex=%v) ok = %v", tc.pattern, tc.regex, got)
 		}
 	}
-	c, _ := PanesContaining("$1", "err", false, true)
-	if want := []string{"list-panes", "-t", "$1", "-s", "-f", "#{C:err}", "-F", "#{pane_id}"}; !reflect.DeepEqual(c.Args(), want) {
-		t.Errorf("argv %q, want %q", c.Args(), want)
+	if f, _ := ContainsFilter("err", false, true); f != "#{C:err}" {
+		t.Errorf("match_case filter %q", f)
+	}
+	if f, _ := ContainsFilter("err", false, false); f != "#{C/i:err}" {
+		t.Errorf("filter %q", f)
 	}
 }
