@@ -15,74 +15,81 @@ type SessionRef struct{ Name, ID *string }
 // syntax, no leading sigil.
 var plainName = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_-]*$`)
 
-// NewWindowIn creates a window in the session ref names (nw.Session is
-// filled in) and returns the session and the new window's row as
-// RefreshWindow reads it. When ref has a plain id ("$3") or a plain name,
-// everything is one request: the session listing, a check in tmux that
-// the target is that session (for a name), new-window and the window
-// listing; the listing decides a lookup error, so a missing session is
-// reported the same way whichever path ran. Otherwise the session is
-// looked up first.
-// sessionTarget is how a request names the session ref names when tmux
-// resolves it exactly: a plain id, or "=name" for a plain name with a
-// check that stops the request unless the session found has that name
-// (tmux would also take a client's name). exact is false for every other
-// ref: look the session up first.
-func sessionTarget(ref SessionRef) (target string, checks []Cmd, exact bool) {
+// sessionPlan is how a request names the session a SessionRef names:
+// its target and the commands that go before the action (the session
+// listing and, for a name, a check). A plain id ("$3") is targeted as
+// is, a plain name as "=name" with a check that stops the request unless
+// the session found has that name (tmux would also take a client's
+// name); any other ref is looked up first (one more request) and
+// targeted by id.
+type sessionPlan struct {
+	ref    SessionRef
+	target string
+	pre    []Cmd
+	looked Attrs // the session, when it was looked up first
+}
+
+func (s *Server) planSession(ctx context.Context, ref SessionRef) (sessionPlan, error) {
+	p := sessionPlan{ref: ref}
+	sessions := cmd("list-sessions", "-F", Format(SessionFields))
 	switch {
 	case ref.ID != nil && isID(*ref.ID, '$'):
-		return *ref.ID, nil, true
+		p.target, p.pre = *ref.ID, []Cmd{sessions}
 	case ref.ID == nil && ref.Name != nil && plainName.MatchString(*ref.Name):
-		target = "=" + *ref.Name
-		return target, []Cmd{guard(target+":", "#{==:#{session_name},"+*ref.Name+"}")}, true
-	}
-	return "", nil, false
-}
-
-func (s *Server) NewWindowIn(ctx context.Context, ref SessionRef, nw NewWindow) (Attrs, Attrs, error) {
-	target, checks, exact := sessionTarget(ref)
-	if !exact {
+		p.target = "=" + *ref.Name
+		p.pre = []Cmd{sessions, guard(p.target+":", "#{==:#{session_name},"+*ref.Name+"}")}
+	default:
 		sess, err := s.ResolveSession(ctx, ref.Name, ref.ID)
 		if err != nil {
-			return nil, nil, err
+			return p, err
 		}
-		nw.Session = sess["session_id"]
-		w, err := s.newWindow(ctx, nil, nw)
-		return sess, w, err
+		p.target, p.looked = sess["session_id"], sess
 	}
-	nw.Session = target
-	sessions := cmd("list-sessions", "-F", Format(SessionFields))
-	replies, err := s.newWindowReplies(ctx, append([]Cmd{sessions}, checks...), nw)
-	if err != nil {
-		return nil, nil, err
-	}
-	rows, err := s.rowsOf(sessions, replies[0], SessionFields)
-	if err != nil {
-		return nil, nil, err
-	}
-	sess, err := pickSession(rows, ref.Name, ref.ID)
-	if err != nil {
-		return nil, nil, err
-	}
-	if len(checks) > 0 && replies[1].Err != nil {
-		// The listing has the session but the check failed: ask again
-		// by id.
-		nw.Session = sess["session_id"]
-		w, err := s.newWindow(ctx, nil, nw)
-		return sess, w, err
-	}
-	w, err := s.createdWindow(ctx, replies[1+len(checks):])
-	return sess, w, err
+	return p, nil
 }
 
-// newWindow runs new-window after the commands of pre and reads the new
-// window back.
-func (s *Server) newWindow(ctx context.Context, pre []Cmd, nw NewWindow) (Attrs, error) {
-	replies, err := s.newWindowReplies(ctx, pre, nw)
-	if err != nil {
-		return nil, err
+// judge reads the replies of p.pre (the front of replies): the session,
+// or the lookup's error; retry is true when the listing has the session
+// but the check failed (ask again by id).
+func (p sessionPlan) judge(s *Server, replies []Reply) (sess Attrs, retry bool, err error) {
+	if p.looked != nil {
+		return p.looked, false, nil
 	}
-	return s.createdWindow(ctx, replies[len(pre):])
+	rows, err := s.rowsOf(p.pre[0], replies[0], SessionFields)
+	if err != nil {
+		return nil, false, err
+	}
+	if sess, err = pickSession(rows, p.ref.Name, p.ref.ID); err != nil {
+		return nil, false, err
+	}
+	return sess, len(p.pre) > 1 && replies[1].Err != nil, nil
+}
+
+// NewWindowIn creates a window in the session ref names and returns the
+// session and the new window's row as RefreshWindow reads it, in one
+// request when tmux can name the session exactly (sessionPlan): the
+// listing decides a lookup error, so a missing session is reported the
+// same way whichever path ran.
+func (s *Server) NewWindowIn(ctx context.Context, ref SessionRef, nw NewWindow) (Attrs, Attrs, error) {
+	plan, err := s.planSession(ctx, ref)
+	if err != nil {
+		return nil, nil, err
+	}
+	nw.Session = plan.target
+	replies, err := s.newWindowReplies(ctx, plan.pre, nw)
+	if err != nil {
+		return nil, nil, err
+	}
+	sess, retry, err := plan.judge(s, replies)
+	if err != nil {
+		return nil, nil, err
+	}
+	if retry {
+		id := sess["session_id"]
+		return s.NewWindowIn(ctx, SessionRef{ID: &id}, nw)
+	}
+	w, err := s.createdWindow(ctx, replies[len(plan.pre):])
+	return sess, w, err
 }
 
 // newWindowReplies sends pre, new-window and the window listing as one

@@ -46,37 +46,26 @@ func (s *Server) PaneCaptures(ctx context.Context, ref *SessionRef, filter strin
 	if filter != "" {
 		each = "#{P:#{?" + filter + "," + capture + " ;,}}"
 	}
-	var pre []Cmd
+	var plan sessionPlan
 	loop := cmd("run-shell", "-C", "#{S:#{W:"+each+"}}")
 	if ref != nil {
-		target, checks, exact := sessionTarget(*ref)
-		sessions := cmd("list-sessions", "-F", Format(SessionFields))
-		if !exact {
-			sess, err := s.ResolveSession(ctx, ref.Name, ref.ID)
-			if err != nil {
-				return m, err
-			}
-			target, checks = sess["session_id"], nil
+		if plan, err = s.planSession(ctx, *ref); err != nil {
+			return m, err
 		}
-		pre = append([]Cmd{sessions}, checks...)
-		loop = cmd("run-shell", "-t", target+":", "-C", "#{W:"+each+"}")
+		loop = cmd("run-shell", "-t", plan.target+":", "-C", "#{W:"+each+"}")
 	}
+	pre := plan.pre
 	listing := paneListing(PaneFields)
 	replies, err := s.Batch(ctx, append(pre, loop, listing)...)
 	if err != nil {
 		return m, err
 	}
 	if ref != nil {
-		rows, err := s.rowsOf(pre[0], replies[0], SessionFields)
+		sess, retry, err := plan.judge(s, replies)
 		if err != nil {
 			return m, err
 		}
-		sess, err := pickSession(rows, ref.Name, ref.ID)
-		if err != nil {
-			return m, err
-		}
-		if len(pre) > 1 && replies[1].Err != nil {
-			// Listed, yet the check failed: ask again by id.
+		if retry {
 			id := sess["session_id"]
 			return s.PaneCaptures(ctx, &SessionRef{ID: &id}, filter, start, end)
 		}
