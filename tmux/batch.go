@@ -36,11 +36,10 @@ func (s *Server) Batch(ctx context.Context, cmds ...Cmd) ([]Reply, error) {
 	if len(cmds) == 0 {
 		return nil, nil
 	}
-	var tok [12]byte
-	if _, err := rand.Read(tok[:]); err != nil {
-		return nil, fmt.Errorf("tmux: batch marker: %w", err)
+	marker, err := newMarker("fleetmux-batch-")
+	if err != nil {
+		return nil, err
 	}
-	marker := "fleetmux-batch-" + hex.EncodeToString(tok[:])
 	list := make([]Cmd, 0, 2*len(cmds))
 	for i, c := range cmds {
 		list = append(list, c)
@@ -78,6 +77,16 @@ func (s *Server) Batch(ctx context.Context, cmds ...Cmd) ([]Reply, error) {
 	// stdout; nothing after it ran.
 	replies[done] = Reply{Lines: SplitLines(rest), Ran: true, Err: s.batchError(cmds[done], out), ExitCode: out.ExitCode}
 	return replies, nil
+}
+
+// newMarker is prefix and 96 random bits in hex: a line no pane content
+// or tmux output will print by chance.
+func newMarker(prefix string) (string, error) {
+	var tok [12]byte
+	if _, err := rand.Read(tok[:]); err != nil {
+		return "", fmt.Errorf("tmux: marker: %w", err)
+	}
+	return prefix + hex.EncodeToString(tok[:]), nil
 }
 
 // markerAt finds a marker line at the start of b or right after a

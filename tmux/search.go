@@ -2,9 +2,6 @@ package tmux
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"fmt"
 	"strconv"
 	"strings"
 )
@@ -28,11 +25,10 @@ type PaneMatches struct {
 // to one session (nil: the whole server); a session tmux cannot name
 // exactly is looked up first.
 func (s *Server) PaneCaptures(ctx context.Context, ref *SessionRef, filter string, start, end *int) (m PaneMatches, err error) {
-	var tok [12]byte
-	if _, err := rand.Read(tok[:]); err != nil {
-		return m, fmt.Errorf("tmux: search marker: %w", err)
+	marker, err := newMarker("fleetmux-pane-")
+	if err != nil {
+		return m, err
 	}
-	marker := "fleetmux-pane-" + hex.EncodeToString(tok[:])
 	// display-message runs its text through strftime before expanding
 	// it: the id's '%' is doubled.
 	capture := `display-message -p "` + marker + ` %#{pane_id}" ; capture-pane -p -J -t #{pane_id}`
