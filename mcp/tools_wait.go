@@ -36,23 +36,36 @@ func (b *boundedTmux) budget() time.Duration {
 }
 
 func (b *boundedTmux) lines(ctx context.Context, cmd tmux.Cmd) ([]string, error) {
-	budget := b.budget()
-	cctx, cancel := context.WithTimeout(ctx, budget)
-	defer cancel()
-	out, err := b.srv.Exec(cctx, cmd)
+	var out *tmux.Output
+	err := b.bounded(ctx, cmd.Name(), func(cctx context.Context) (err error) {
+		out, err = b.srv.Exec(cctx, cmd)
+		return err
+	})
 	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		if errors.Is(cctx.Err(), context.DeadlineExceeded) {
-			return nil, expectedf("tmux %s did not return within %.2fs; the tmux server is unresponsive", cmd.Name(), budget.Seconds())
-		}
 		return nil, err
 	}
 	if out.ExitCode != 0 {
 		return nil, expectedf("tmux %s failed: %s", cmd.Name(), stderrOrExit(out))
 	}
 	return out.Lines(), nil
+}
+
+// bounded runs one request under the budget; a request that outlives it
+// is the unresponsive-server error naming the command name.
+func (b *boundedTmux) bounded(ctx context.Context, name string, request func(context.Context) error) error {
+	budget := b.budget()
+	cctx, cancel := context.WithTimeout(ctx, budget)
+	defer cancel()
+	err := request(cctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if errors.Is(cctx.Err(), context.DeadlineExceeded) {
+			return expectedf("tmux %s did not return within %.2fs; the tmux server is unresponsive", name, budget.Seconds())
+		}
+	}
+	return err
 }
 
 func (b *boundedTmux) state(ctx context.Context, paneID string) (tmux.PaneState, error) {
@@ -264,13 +277,10 @@ func (b *boundedTmux) enter(ctx context.Context, paneID, sessionName, sessionID,
 	}
 	hlimit = parseHistoryLimit(replies[2].Lines)
 	fromCursor, visible = replies[3].Lines, replies[4].Lines
-	if replies[7].Err == nil && replies[8].Err == nil && replies[8].Ran {
-		if pst, perr := paneStateOf(replies[7].Lines, nil); perr == nil {
-			first = firstPoll{ok: true, st: pst, rows: replies[8].Lines}
-			if st.AbsCursor()-pst.HistorySize >= pst.PaneHeight {
-				first.rows = []string{}
-			}
-		}
+	// A first poll that failed (the pane went away during the pause) is
+	// made again by the loop, which reports it.
+	if pst, rows, perr := pollReplies(replies[7], replies[8], st.AbsCursor()); perr == nil {
+		first = firstPoll{ok: true, st: pst, rows: rows}
 	}
 	return target, st, hlimit, fromCursor, visible, first, nil
 }
@@ -285,11 +295,10 @@ func (b *boundedTmux) poll(ctx context.Context, target string, baseline int) (tm
 		if err != nil {
 			return st, nil, err
 		}
-		startLine := baseline - st.HistorySize
-		if startLine >= st.PaneHeight {
+		if belowScreen(baseline, st) {
 			return st, []string{}, nil
 		}
-		rows, err := b.capture(ctx, target, startLine)
+		rows, err := b.capture(ctx, target, baseline-st.HistorySize)
 		return st, rows, err
 	}
 	replies, err := b.batch(ctx, tmux.DisplayMessage(target, tmux.PaneStateFormat),
@@ -297,39 +306,43 @@ func (b *boundedTmux) poll(ctx context.Context, target string, baseline int) (tm
 	if err != nil {
 		return tmux.PaneState{}, nil, err
 	}
-	if err := replyFailed("display-message", replies[0]); err != nil {
+	return pollReplies(replies[0], replies[1], baseline)
+}
+
+// pollReplies reads a poll's replies: the pane's state, and its rows
+// from the absolute row baseline down (none when baseline is below the
+// screen).
+func pollReplies(state, rows tmux.Reply, baseline int) (tmux.PaneState, []string, error) {
+	if err := replyFailed("display-message", state); err != nil {
 		return tmux.PaneState{}, nil, err
 	}
-	st, err := paneStateOf(replies[0].Lines, nil)
+	st, err := paneStateOf(state.Lines, nil)
 	if err != nil {
 		return st, nil, err
 	}
-	if baseline-st.HistorySize >= st.PaneHeight {
+	if belowScreen(baseline, st) {
 		return st, []string{}, nil
 	}
-	if err := replyFailed("capture-pane", replies[1]); err != nil {
+	if err := replyFailed("capture-pane", rows); err != nil {
 		return st, nil, err
 	}
-	return st, replies[1].Lines, nil
+	return st, rows.Lines, nil
+}
+
+// belowScreen reports whether the absolute row baseline is below the
+// pane's screen, so there are no rows from it down.
+func belowScreen(baseline int, st tmux.PaneState) bool {
+	return baseline-st.HistorySize >= st.PaneHeight
 }
 
 // batch is lines for several commands sent as one request, under the
 // same budget.
-func (b *boundedTmux) batch(ctx context.Context, cmds ...tmux.Cmd) ([]tmux.Reply, error) {
-	budget := b.budget()
-	cctx, cancel := context.WithTimeout(ctx, budget)
-	defer cancel()
-	replies, err := b.srv.Batch(cctx, cmds...)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		if errors.Is(cctx.Err(), context.DeadlineExceeded) {
-			return nil, expectedf("tmux %s did not return within %.2fs; the tmux server is unresponsive", cmds[0].Name(), budget.Seconds())
-		}
-		return nil, err
-	}
-	return replies, nil
+func (b *boundedTmux) batch(ctx context.Context, cmds ...tmux.Cmd) (replies []tmux.Reply, err error) {
+	err = b.bounded(ctx, cmds[0].Name(), func(cctx context.Context) (err error) {
+		replies, err = b.srv.Batch(cctx, cmds...)
+		return err
+	})
+	return replies, err
 }
 
 // replyFailed is lines' error for a failed command of a batch.
