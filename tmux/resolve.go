@@ -257,8 +257,7 @@ func (s *Server) WindowAct(ctx context.Context, id string, act func(windowID str
 		replies, err := s.Batch(ctx, act(w["window_id"])...)
 		return w, replies, err
 	}
-	listing := cmd("list-windows", "-a", "-F", Format(WindowFields))
-	return s.actOn(ctx, listing, WindowFields, "window_id", id, &NotFoundError{Key: "window_id", ID: id, ListCmd: "list-windows"}, act)
+	return s.actOn(ctx, windowListing, WindowFields, "window_id", id, &NotFoundError{Key: "window_id", ID: id, ListCmd: "list-windows"}, act)
 }
 
 // actOn sends listing, the UniqueWindow check of id and act's commands as
