@@ -26,6 +26,85 @@ func (c *Call) resolvePane(ctx context.Context, srv *tmux.Server) (tmux.Attrs, e
 	return srv.ResolvePane(ctx, c.paneTarget())
 }
 
+// changePane runs act's commands on the call's pane and answers the pane
+// as re-read after them: one request when pane_id is a plain id
+// (tmux.PaneChange).
+func (c *Call) changePane(ctx context.Context, act func(id string) []tmux.Cmd) (any, error) {
+	p, err := c.srv.PaneChange(ctx, c.paneTarget(), act)
+	if err != nil {
+		return nil, err
+	}
+	return c.paneInfo(p, c.newCallerCheck(ctx, c.srv)), nil
+}
+
+// actOnPane runs act's commands on the call's pane in the request that
+// looks the pane up (tmux.PaneAct) and returns the pane's id and the
+// commands' error as Do would judge it (unless ignore: Exec's way).
+func (c *Call) actOnPane(ctx context.Context, ignore bool, act func(id string) []tmux.Cmd) (string, error) {
+	var cmds []tmux.Cmd
+	p, replies, err := c.srv.PaneAct(ctx, c.paneTarget(), func(id string) []tmux.Cmd {
+		cmds = act(id)
+		return cmds
+	})
+	if err != nil {
+		return "", err
+	}
+	if !ignore {
+		if err := c.srv.Judge(cmds, replies); err != nil {
+			return "", err
+		}
+	}
+	return p["pane_id"], nil
+}
+
+// sessionRef is the session the call's session_name and session_id name.
+func (c *Call) sessionRef() tmux.SessionRef {
+	return tmux.SessionRef{Name: c.Str("session_name"), ID: c.Str("session_id")}
+}
+
+// changeWindow runs act's commands on the call's window and returns the
+// window as re-read after them: one request for a plain window_id
+// (tmux.WindowChange); a window named by session and index is resolved
+// first.
+func (c *Call) changeWindow(ctx context.Context, act func(id string) []tmux.Cmd) (tmux.Attrs, error) {
+	if id := c.Str("window_id"); id != nil {
+		return c.srv.WindowChange(ctx, *id, false, act)
+	}
+	w, err := c.resolveWindow(ctx, c.srv)
+	if err != nil {
+		return nil, err
+	}
+	return c.srv.WindowChange(ctx, w["window_id"], true, act)
+}
+
+// actOnWindow runs act's commands on the call's window, in the request
+// that looks it up when window_id names it, and returns its row as
+// listed before them; the commands are judged as Do judges them.
+func (c *Call) actOnWindow(ctx context.Context, act func(id string) []tmux.Cmd) (tmux.Attrs, error) {
+	var (
+		w       tmux.Attrs
+		cmds    []tmux.Cmd
+		replies []tmux.Reply
+		err     error
+	)
+	if id := c.Str("window_id"); id != nil {
+		w, replies, err = c.srv.WindowAct(ctx, *id, func(id string) []tmux.Cmd {
+			cmds = act(id)
+			return cmds
+		})
+	} else if w, err = c.resolveWindow(ctx, c.srv); err == nil {
+		cmds = act(w["window_id"])
+		replies, err = c.srv.Batch(ctx, cmds...)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := c.srv.Judge(cmds, replies); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
 // paneTarget is the pane the call's pane_id, session and window
 // parameters name.
 func (c *Call) paneTarget() tmux.PaneTarget {
@@ -67,15 +146,6 @@ func (c *Call) windowInfoByID(ctx context.Context, srv *tmux.Server, id string) 
 		return WindowInfo{}, err
 	}
 	return c.windowInfo(w), nil
-}
-
-// sessionInfoByID re-reads a session and serialises it.
-func (c *Call) sessionInfoByID(ctx context.Context, srv *tmux.Server, id string) (SessionInfo, error) {
-	s, err := srv.SessionByID(ctx, id)
-	if err != nil {
-		return SessionInfo{}, err
-	}
-	return c.sessionInfo(s), nil
 }
 
 // directPaneID returns pane_id when it is a plain tmux pane id ("%12"),

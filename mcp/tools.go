@@ -75,18 +75,18 @@ var toolDefs = []toolDef{
 	{name: "list_windows", target: targetServer, run: listWindows, merge: mergeLists},
 	{name: "get_session_info", target: targetSession, run: getSessionInfo},
 	{name: "create_window", target: targetServer, check: checkSpawnEnv, run: createWindow},
-	{name: "rename_session", target: targetSession, check: checkRenameSession, run: renameSession},
-	{name: "kill_session", target: targetSession, check: checkKillSession, run: killSession},
+	{name: "rename_session", target: targetServer, check: checkRenameSession, run: renameSession},
+	{name: "kill_session", target: targetServer, check: checkKillSession, run: killSession},
 	{name: "select_window", target: targetServer, check: checkSelectWindow, run: selectWindow},
 
 	// Windows.
 	{name: "list_panes", target: targetServer, run: listPanes, merge: mergeLists},
 	{name: "get_window_info", target: targetWindow, run: getWindowInfo},
 	{name: "split_window", target: targetServer, check: checkSpawnEnv, run: splitWindow},
-	{name: "rename_window", target: targetWindow, run: renameWindow},
+	{name: "rename_window", target: targetServer, run: renameWindow},
 	{name: "kill_window", target: targetServer, run: killWindow},
-	{name: "select_layout", target: targetWindow, check: checkLayout, run: selectLayout},
-	{name: "resize_window", target: targetWindow, run: resizeWindow},
+	{name: "select_layout", target: targetServer, check: checkLayout, run: selectLayout},
+	{name: "resize_window", target: targetServer, run: resizeWindow},
 	{name: "move_window", target: targetWindow, run: moveWindow},
 
 	// Panes: keys and output.
@@ -98,22 +98,22 @@ var toolDefs = []toolDef{
 	{name: "capture_since", target: targetServer, check: checkCaptureSince, run: captureSince},
 
 	// Panes: lifecycle and layout.
-	{name: "resize_pane", target: targetPane, check: checkResizePane, run: toolResizePane},
+	{name: "resize_pane", target: targetServer, check: checkResizePane, run: toolResizePane},
 	{name: "kill_pane", target: targetServer, run: toolKillPane},
 	{name: "respawn_pane", target: targetServer, check: checkSpawnEnv, run: toolRespawnPane},
-	{name: "set_pane_title", target: targetPane, run: toolSetPaneTitle},
+	{name: "set_pane_title", target: targetServer, run: toolSetPaneTitle},
 	{name: "get_pane_info", target: targetPane, run: toolGetPaneInfo},
 	{name: "find_pane_by_position", target: targetWindow, run: toolFindPaneByPosition},
-	{name: "clear_pane", target: targetPane, run: toolClearPane},
+	{name: "clear_pane", target: targetServer, run: toolClearPane},
 	{name: "search_panes", target: targetServer, check: checkSearchPattern, run: searchPanes, merge: mergeSearch},
 	{name: "wait_for_text", target: targetServer, run: waitForText},
 	{name: "snapshot_pane", target: targetServer, run: toolSnapshotPane},
 	{name: "select_pane", target: targetServer, check: checkSelectPane, run: toolSelectPane},
 	{name: "swap_pane", target: targetServer, run: toolSwapPane},
-	{name: "pipe_pane", target: targetPane, run: toolPipePane},
+	{name: "pipe_pane", target: targetServer, run: toolPipePane},
 	{name: "display_message", target: targetServer, check: checkDisplayFormat, run: toolDisplayMessage, limited: true},
-	{name: "enter_copy_mode", target: targetPane, run: toolEnterCopyMode},
-	{name: "exit_copy_mode", target: targetPane, run: toolExitCopyMode},
+	{name: "enter_copy_mode", target: targetServer, run: toolEnterCopyMode},
+	{name: "exit_copy_mode", target: targetServer, run: toolExitCopyMode},
 	{name: "paste_text", target: targetPane, run: toolPasteText},
 
 	// Options, environment, hooks.

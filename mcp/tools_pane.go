@@ -312,12 +312,8 @@ func toolKillPane(ctx context.Context, c *Call) (any, error) {
 	if c.guardCallerPane(ctx, srv, want) {
 		return nil, refusedf("Refusing to kill the pane running this MCP server. Use a manual tmux command if intended.")
 	}
-	p, err := srv.PaneByID(ctx, want)
+	id, err := c.actOnPane(ctx, false, func(id string) []tmux.Cmd { return []tmux.Cmd{tmux.KillPane(id)} })
 	if err != nil {
-		return nil, err
-	}
-	id := p["pane_id"]
-	if _, err := srv.Do(ctx, tmux.KillPane(id)); err != nil {
 		return nil, err
 	}
 	return "Pane killed: " + id, nil
@@ -331,13 +327,13 @@ func checkSpawnEnv(c *Call) error {
 
 func toolRespawnPane(ctx context.Context, c *Call) (any, error) {
 	env, _ := c.spawnEnv() // checked by checkSpawnEnv
-	srv := c.srv
-	p, err := srv.PaneByID(ctx, c.StrOr("pane_id", ""))
-	if err != nil {
-		return nil, err
-	}
-	id := p["pane_id"]
-	if c.guardCallerPane(ctx, srv, id) {
+	srv, want := c.srv, c.StrOr("pane_id", "")
+	// The pane is found by its exact id, so the guard can compare the
+	// requested id; the lookup still decides first.
+	if c.guardCallerPane(ctx, srv, want) {
+		if _, err := srv.PaneByID(ctx, want); err != nil {
+			return nil, err
+		}
 		return nil, refusedf("Refusing to respawn the pane running this MCP server. Use a manual tmux command if intended.")
 	}
 	var dir *string
@@ -348,43 +344,46 @@ func toolRespawnPane(ctx context.Context, c *Call) (any, error) {
 		}
 		dir = &expanded
 	}
-	if _, err := srv.Do(ctx, tmux.RespawnPane(id, c.Bool("kill"), dir, env, c.StrOr("shell", ""))); err != nil {
-		return nil, err
-	}
-	return c.paneInfoByID(ctx, srv, id)
+	kill, shell := c.Bool("kill"), c.StrOr("shell", "")
+	return c.changePane(ctx, func(id string) []tmux.Cmd { return []tmux.Cmd{tmux.RespawnPane(id, kill, dir, env, shell)} })
 }
 
 func toolSetPaneTitle(ctx context.Context, c *Call) (any, error) {
-	id := c.pane["pane_id"]
-	if _, err := c.srv.Do(ctx, tmux.SetPaneTitle(id, c.StrOr("title", ""))); err != nil {
-		return nil, err
-	}
-	return c.paneInfoByID(ctx, c.srv, id)
+	title := c.StrOr("title", "")
+	return c.changePane(ctx, func(id string) []tmux.Cmd { return []tmux.Cmd{tmux.SetPaneTitle(id, title)} })
 }
 
 func toolClearPane(ctx context.Context, c *Call) (any, error) {
-	id := c.pane["pane_id"]
-	// One invocation, two commands: nothing can be drawn between the
+	// One request, two commands: nothing can be drawn between the
 	// terminal reset and the scrollback purge. stderr is not checked.
-	if _, err := c.srv.Exec(ctx, tmux.ResetTerminal(id), tmux.ClearHistory(id)); err != nil {
+	id, err := c.actOnPane(ctx, true, func(id string) []tmux.Cmd {
+		return []tmux.Cmd{tmux.ResetTerminal(id), tmux.ClearHistory(id)}
+	})
+	if err != nil {
 		return nil, err
 	}
 	return "Pane cleared: " + id, nil
 }
 
 func toolPipePane(ctx context.Context, c *Call) (any, error) {
-	srv, id := c.srv, c.pane["pane_id"]
 	path := c.Str("output_path")
 	if path == nil {
-		if _, err := srv.Do(ctx, tmux.PipePane(id, "")); err != nil {
+		id, err := c.actOnPane(ctx, false, func(id string) []tmux.Cmd { return []tmux.Cmd{tmux.PipePane(id, "")} })
+		if err != nil {
 			return nil, err
 		}
 		return "Piping stopped for pane " + id, nil
 	}
 	if panePyStrip(*path) == "" {
+		// The pane is looked up first: a missing pane is the error.
+		if _, err := c.resolvePane(ctx, c.srv); err != nil {
+			return nil, err
+		}
 		return nil, expectedf("output_path must be a non-empty path, or None to stop piping.")
 	}
-	if _, err := srv.Do(ctx, tmux.PipePane(id, tmux.PipeCommand(*path, c.Bool("append")))); err != nil {
+	command := tmux.PipeCommand(*path, c.Bool("append"))
+	id, err := c.actOnPane(ctx, false, func(id string) []tmux.Cmd { return []tmux.Cmd{tmux.PipePane(id, command)} })
+	if err != nil {
 		return nil, err
 	}
 	return "Piping pane " + id + " to " + *path, nil

@@ -22,31 +22,18 @@ func checkResizePane(c *Call) error {
 }
 
 func toolResizePane(ctx context.Context, c *Call) (any, error) {
-	srv, p := c.srv, c.pane
-	id := p["pane_id"]
 	if c.Raw("zoom") != nil {
-		lines, err := srv.Display(ctx, p["window_id"], "#{window_zoomed_flag}")
-		if err != nil {
-			return nil, err
-		}
-		zoomed := len(lines) > 0 && lines[0] == "1"
-		if c.Bool("zoom") != zoomed {
-			if _, err := srv.Do(ctx, tmux.ToggleZoom(id)); err != nil {
-				return nil, err
-			}
-		}
-	} else {
-		nonZero := func(n *int) *int {
-			if n != nil && *n == 0 {
-				return nil
-			}
-			return n
-		}
-		if _, err := srv.Do(ctx, tmux.ResizePane(id, nonZero(paneIntArg(c, "height")), nonZero(paneIntArg(c, "width")))); err != nil {
-			return nil, err
-		}
+		zoom := c.Bool("zoom")
+		return c.changePane(ctx, func(id string) []tmux.Cmd { return []tmux.Cmd{tmux.SetZoom(id, zoom)} })
 	}
-	return c.paneInfoByID(ctx, srv, id)
+	nonZero := func(n *int) *int {
+		if n != nil && *n == 0 {
+			return nil
+		}
+		return n
+	}
+	height, width := nonZero(paneIntArg(c, "height")), nonZero(paneIntArg(c, "width"))
+	return c.changePane(ctx, func(id string) []tmux.Cmd { return []tmux.Cmd{tmux.ResizePane(id, height, width)} })
 }
 
 func checkSelectPane(c *Call) error {
@@ -60,14 +47,7 @@ func toolSelectPane(ctx context.Context, c *Call) (any, error) {
 	paneID, dir := c.Str("pane_id"), c.Str("direction")
 	srv := c.srv
 	if paneID != nil {
-		p, err := srv.PaneByID(ctx, *paneID)
-		if err != nil {
-			return nil, err
-		}
-		if _, err := srv.Do(ctx, tmux.SelectPane(p["pane_id"])); err != nil {
-			return nil, err
-		}
-		return c.paneInfoByID(ctx, srv, p["pane_id"])
+		return c.changePane(ctx, func(id string) []tmux.Cmd { return []tmux.Cmd{tmux.SelectPane(id)} })
 	}
 	w, err := c.resolveWindow(ctx, srv)
 	if err != nil {
@@ -180,23 +160,21 @@ func panePyInt(v string) (int, error) {
 }
 
 func toolEnterCopyMode(ctx context.Context, c *Call) (any, error) {
-	srv, id := c.srv, c.pane["pane_id"]
-	if _, err := srv.Do(ctx, tmux.CopyMode(id)); err != nil {
-		return nil, err
-	}
-	if n := paneIntArg(c, "scroll_up"); n != nil && *n > 0 {
-		if _, err := srv.Exec(ctx, tmux.CopyModeCommand(id, "scroll-up", *n)); err != nil {
-			return nil, err
+	return c.changePane(ctx, func(id string) []tmux.Cmd {
+		cmds := []tmux.Cmd{tmux.CopyMode(id)}
+		if n := paneIntArg(c, "scroll_up"); n != nil && *n > 0 {
+			// Its verdict is ignored, as the anchor ignores it: run only
+			// where it can succeed.
+			cmds = append(cmds, tmux.IfCopyMode(id, tmux.CopyModeCommand(id, "scroll-up", *n)))
 		}
-	}
-	return c.paneInfoByID(ctx, srv, id)
+		return cmds
+	})
 }
 
 func toolExitCopyMode(ctx context.Context, c *Call) (any, error) {
-	srv, id := c.srv, c.pane["pane_id"]
-	// stderr ignored: leaving copy mode when not in it is not an error.
-	if _, err := srv.Exec(ctx, tmux.CopyModeCommand(id, "cancel", 0)); err != nil {
-		return nil, err
-	}
-	return c.paneInfoByID(ctx, srv, id)
+	// Leaving copy mode when not in it is not an error: the command runs
+	// only in a mode that takes it.
+	return c.changePane(ctx, func(id string) []tmux.Cmd {
+		return []tmux.Cmd{tmux.IfCopyMode(id, tmux.CopyModeCommand(id, "cancel", 0))}
+	})
 }

@@ -898,7 +898,8 @@ func TestPaneArgv(t *testing.T) {
 	p := regexp.QuoteMeta(pane)
 
 	e.ok("clear_pane", map[string]any{"pane_id": pane}, nil)
-	has("clear_pane", calls(), `(?m)\[send-keys\]\[-t\]\[`+p+`\]\[-R\]\[;\]\[clear-history\]\[-t\]\[`+p+`\]$`)
+	// One request: the lookup, its check, the reset and the purge.
+	has("clear_pane", calls(), `(?m)\[list-panes\]\[-a\].*\[send-keys\]\[-t\]\[`+p+`\]\[-R\]\[;\].*\[clear-history\]\[-t\]\[`+p+`\]$`)
 
 	e.ok("send_keys", map[string]any{"pane_id": pane, "keys": "explicit", "literal": true, "suppress_history": true}, nil)
 	got := calls()
@@ -931,15 +932,16 @@ func TestPaneArgv(t *testing.T) {
 	has("pipe-pane stop", calls(), `(?m)\[pipe-pane\]\[-t\]\[`+p+`\]$`)
 
 	e.ok("respawn_pane", map[string]any{"pane_id": victim, "shell": "sleep 7", "start_directory": dir, "environment": map[string]any{"B": "2", "A": "1"}}, nil)
-	has("respawn-pane", calls(), `(?m)\[respawn-pane\]\[-t\]\[`+regexp.QuoteMeta(victim)+`\]\[-k\]\[-c`+regexp.QuoteMeta(dir)+`\]\[-eA=1\]\[-eB=2\]\[sleep 7\]$`)
+	has("respawn-pane", calls(), `(?m)\[respawn-pane\]\[-t\]\[`+regexp.QuoteMeta(victim)+`\]\[-k\]\[-c`+regexp.QuoteMeta(dir)+`\]\[-eA=1\]\[-eB=2\]\[sleep 7\]\[;\]`)
 
 	e.ok("resize_pane", map[string]any{"pane_id": pane, "height": 6, "width": 0}, nil)
-	has("resize-pane", calls(), `(?m)\[resize-pane\]\[-t\]\[`+p+`\]\[-y6\]$`)
+	has("resize-pane", calls(), `(?m)\[resize-pane\]\[-t\]\[`+p+`\]\[-y6\]\[;\]`)
 
 	e.ok("enter_copy_mode", map[string]any{"pane_id": pane, "scroll_up": 3}, nil)
-	has("copy-mode scroll", calls(), `(?m)\[send-keys\]\[-t\]\[`+p+`\]\[-N\]\[3\]\[-X\]\[scroll-up\]$`)
+	// Commands whose verdict is ignored run only where they can succeed.
+	has("copy-mode scroll", calls(), `(?m)\[copy-mode\]\[-t\]\[`+p+`\]\[;\].*\[if-shell\]\[-F\]\[-t\]\[`+p+`\]\[[^]]*pane_mode[^]]*\]\[send-keys -t `+p+` -N 3 -X scroll-up\]\[;\]`)
 	e.ok("exit_copy_mode", map[string]any{"pane_id": pane}, nil)
-	has("copy-mode cancel", calls(), `(?m)\[send-keys\]\[-t\]\[`+p+`\]\[-X\]\[cancel\]$`)
+	has("copy-mode cancel", calls(), `(?m)\[if-shell\]\[-F\]\[-t\]\[`+p+`\]\[[^]]*pane_mode[^]]*\]\[send-keys -t `+p+` -X cancel\]\[;\]`)
 
 	e.ok("display_message", map[string]any{"pane_id": pane, "format_string": ""}, nil)
 	has("display-message empty", calls(), `(?m)\[display-message\]\[-t\]\[`+p+`\]\[-p\]$`)

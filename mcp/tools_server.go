@@ -25,14 +25,16 @@ func listSessions(ctx context.Context, c *Call) (any, error) {
 // list-sessions, version from display-message.
 func (c *Call) serverInfo(ctx context.Context, srv *tmux.Server, name, path *string) (ServerInfo, error) {
 	info := ServerInfo{SocketName: name, SocketPath: path, Host: c.HostField()}
-	out, err := srv.Exec(ctx, tmux.ListIDs("session", ""))
+	// One request: the sessions, and the version when a server answered
+	// (tmux runs nothing after a listing that failed).
+	replies, err := srv.Batch(ctx, tmux.ListIDs("session", ""), tmux.DisplayMessage("", "#{version}"))
 	if err != nil {
 		return info, err
 	}
-	info.IsAlive = out.ExitCode == 0
+	info.IsAlive = replies[0].ExitCode == 0
 	if info.IsAlive {
-		info.SessionCount = len(out.Lines())
-		if lines, err := srv.Display(ctx, "", "#{version}"); err == nil && len(lines) > 0 && lines[0] != "" {
+		info.SessionCount = len(replies[0].Lines)
+		if lines := replies[1].Lines; len(lines) > 0 && lines[0] != "" {
 			v := lines[0]
 			info.Version = &v
 		}
@@ -127,7 +129,9 @@ func createSession(ctx context.Context, c *Call) (any, error) {
 	env, _ := c.spawnEnv() // checked by checkCreateSession
 	srv := c.srv
 	ns := tmux.NewSession{Name: c.Str("session_name"), Width: c.Int("x"), Height: c.Int("y"), Spawn: tmux.Spawn{Env: env}}
-	if name := ns.Name; name != nil {
+	// A plain name needs no listing first: tmux refuses the same taken
+	// name itself (tmux.TakenName), in the one request that creates.
+	if name := ns.Name; name != nil && !tmux.PlainName(*name) {
 		rows, err := srv.Sessions(ctx)
 		if err != nil {
 			return nil, err
@@ -145,6 +149,9 @@ func createSession(ctx context.Context, c *Call) (any, error) {
 		ns.WindowName = w
 	}
 	row, err := srv.Created(ctx, ns.Cmd(), tmux.SessionFields, "session")
+	if name := ns.Name; name != nil && tmux.TakenName(err, *name) {
+		return nil, &tmux.SessionExistsError{Name: *name}
+	}
 	if err != nil {
 		return nil, replyError(err)
 	}

@@ -9,11 +9,17 @@ import (
 
 func listWindows(ctx context.Context, c *Call) (any, error) {
 	srv := c.srv
-	target, err := c.sessionArg(ctx)
-	if err != nil {
-		return nil, err
+	extra := filterExtraFields("window", c.Raw("filters"), tmux.WindowFields)
+	var (
+		rows []tmux.Attrs
+		err  error
+	)
+	if c.Str("session_name") != nil || c.Str("session_id") != nil {
+		// One request: the session and every window, filtered by session.
+		_, rows, err = srv.SessionWindows(ctx, c.Str("session_name"), c.Str("session_id"), extra)
+	} else {
+		rows, err = srv.WindowsWith(ctx, "", extra)
 	}
-	rows, err := srv.WindowsWith(ctx, target, filterExtraFields("window", c.Raw("filters"), tmux.WindowFields))
 	if err != nil {
 		return nil, err
 	}
@@ -58,11 +64,14 @@ func createWindow(ctx context.Context, c *Call) (any, error) {
 func checkRenameSession(c *Call) error { return checkSessionName(c.StrOr("new_name", "")) }
 
 func renameSession(ctx context.Context, c *Call) (any, error) {
-	srv, s := c.srv, c.session
-	if _, err := srv.Do(ctx, tmux.RenameSession(s["session_id"], c.StrOr("new_name", ""))); err != nil {
+	name := c.StrOr("new_name", "")
+	s, err := c.srv.SessionChange(ctx, c.sessionRef(), func(target string) []tmux.Cmd {
+		return []tmux.Cmd{tmux.RenameSession(target, name)}
+	})
+	if err != nil {
 		return nil, err
 	}
-	return c.sessionInfoByID(ctx, srv, s["session_id"])
+	return c.sessionInfo(s), nil
 }
 
 func checkSelectWindow(c *Call) error {
@@ -76,14 +85,11 @@ func selectWindow(ctx context.Context, c *Call) (any, error) {
 	wid, widx, dir := c.Str("window_id"), c.Str("window_index"), c.Str("direction")
 	srv := c.srv
 	if wid != nil || widx != nil {
-		w, err := c.resolveWindow(ctx, srv)
+		w, err := c.changeWindow(ctx, func(id string) []tmux.Cmd { return []tmux.Cmd{tmux.SelectWindow(id)} })
 		if err != nil {
 			return nil, err
 		}
-		if _, err := srv.Do(ctx, tmux.SelectWindow(w["window_id"])); err != nil {
-			return nil, err
-		}
-		return c.windowInfoByID(ctx, srv, w["window_id"])
+		return c.windowInfo(w), nil
 	}
 	s, err := c.resolveSession(ctx, srv)
 	if err != nil {
@@ -114,8 +120,27 @@ func checkKillSession(c *Call) error {
 }
 
 func killSession(ctx context.Context, c *Call) (any, error) {
-	srv, s := c.srv, c.session
-	if id := c.caller(); id != nil && id.PaneID != "" && c.callerOnServer(ctx, srv) {
+	srv := c.srv
+	if id := c.caller(); id == nil || id.PaneID == "" || !c.callerOnServer(ctx, srv) {
+		// No guard to check: the lookup and the kill are one request.
+		var cmds []tmux.Cmd
+		s, replies, err := srv.SessionAct(ctx, c.sessionRef(), func(target string) []tmux.Cmd {
+			cmds = []tmux.Cmd{tmux.KillSession(target)}
+			return cmds
+		})
+		if err != nil {
+			return nil, err
+		}
+		if err := srv.Judge(cmds, replies); err != nil {
+			return nil, err
+		}
+		return sessionKilled(s), nil
+	}
+	s, err := c.resolveSession(ctx, srv)
+	if err != nil {
+		return nil, err
+	}
+	if id := c.caller(); id != nil {
 		p, err := callerPane(ctx, srv, id.PaneID)
 		if err != nil {
 			return nil, err
@@ -127,9 +152,14 @@ func killSession(ctx context.Context, c *Call) (any, error) {
 	if _, err := srv.Do(ctx, tmux.KillSession(s["session_id"])); err != nil {
 		return nil, err
 	}
+	return sessionKilled(s), nil
+}
+
+// sessionKilled is kill_session's answer.
+func sessionKilled(s tmux.Attrs) string {
 	name := s["session_name"]
 	if name == "" {
 		name = s["session_id"]
 	}
-	return "Session killed: " + name, nil
+	return "Session killed: " + name
 }

@@ -3,7 +3,6 @@ package mcp
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strconv"
 
 	"github.com/fleetmux/fleetmux/mcp/pyfmt"
@@ -65,14 +64,21 @@ func splitWindow(ctx context.Context, c *Call) (any, error) {
 			return nil, expectedf("Invalid direction: %s. Valid: above, below, left, right", pyfmt.Repr(*d))
 		}
 	}
-	var target string
+	switch v := c.Raw("size").(type) {
+	case int:
+		split.Size = strconv.Itoa(v)
+	case string:
+		split.Size = v
+	}
+	if d := c.Str("start_directory"); d != nil && *d != "" {
+		split.Spawn.Dir = c.expandHome(*d)
+	}
+	var target tmux.PaneTarget
+	resolved := false
 	if id := c.Str("pane_id"); id != nil {
-		p, err := srv.PaneByID(ctx, *id)
-		if err != nil {
-			return nil, err
-		}
-		target = p["pane_id"]
+		target.PaneID = id
 	} else {
+		resolved = true
 		w, err := c.resolveWindow(ctx, srv)
 		if err != nil {
 			return nil, err
@@ -84,38 +90,23 @@ func splitWindow(ctx context.Context, c *Call) (any, error) {
 		if len(panes) == 0 {
 			return nil, &tmux.PaneNotFoundError{}
 		}
-		target = panes[max(tmux.Active(panes, "pane"), 0)]["pane_id"]
+		id := panes[max(tmux.Active(panes, "pane"), 0)]["pane_id"]
+		target.PaneID = &id
 	}
-	split.Target = target
-	switch v := c.Raw("size").(type) {
-	case int:
-		split.Size = strconv.Itoa(v)
-	case string:
-		split.Size = v
-	}
-	if d := c.Str("start_directory"); d != nil && *d != "" {
-		split.Spawn.Dir = c.expandHome(*d)
-	}
-	lines, err := srv.Do(ctx, tmux.SplitWindow(split))
+	p, err := srv.SplitPane(ctx, target, resolved, split)
 	if err != nil {
-		return nil, err
+		return nil, replyError(err)
 	}
-	if len(lines) == 0 {
-		return nil, unexpected("RuntimeError", fmt.Errorf("split-window printed no pane id"))
-	}
-	return c.paneInfoByID(ctx, srv, lines[0])
+	return c.paneInfo(p, c.newCallerCheck(ctx, srv)), nil
 }
 
 func renameWindow(ctx context.Context, c *Call) (any, error) {
 	newName := c.StrOr("new_name", "")
-	srv, w := c.srv, c.window
-	if _, err := srv.Do(ctx, tmux.RenameWindow(w["window_id"], newName)); err != nil {
-		return nil, err
-	}
-	info, err := c.windowInfoByID(ctx, srv, w["window_id"])
+	w, err := c.changeWindow(ctx, func(id string) []tmux.Cmd { return []tmux.Cmd{tmux.RenameWindow(id, newName)} })
 	if err != nil {
 		return nil, err
 	}
+	info := c.windowInfo(w)
 	// libtmux sets the new name before refreshing, and a refresh keeps
 	// it even when tmux reports the name empty.
 	info.WindowName = &newName
@@ -134,8 +125,9 @@ func checkLayout(c *Call) error {
 }
 
 func selectLayout(ctx context.Context, c *Call) (any, error) {
-	w := c.window
-	if _, err := c.srv.Do(ctx, tmux.SelectLayout(w["window_id"], c.StrOr("layout", ""))); err != nil {
+	layout := c.StrOr("layout", "")
+	w, err := c.actOnWindow(ctx, func(id string) []tmux.Cmd { return []tmux.Cmd{tmux.SelectLayout(id, layout)} })
+	if err != nil {
 		return nil, err
 	}
 	// libtmux's select_layout does not refresh the window, so the anchor
@@ -145,17 +137,18 @@ func selectLayout(ctx context.Context, c *Call) (any, error) {
 }
 
 func resizeWindow(ctx context.Context, c *Call) (any, error) {
-	srv, w := c.srv, c.window
 	deref := func(p *int) int {
 		if p == nil {
 			return 0
 		}
 		return *p
 	}
-	if _, err := srv.Do(ctx, tmux.ResizeWindow(w["window_id"], deref(c.Int("height")), deref(c.Int("width")))); err != nil {
+	height, width := deref(c.Int("height")), deref(c.Int("width"))
+	w, err := c.changeWindow(ctx, func(id string) []tmux.Cmd { return []tmux.Cmd{tmux.ResizeWindow(id, height, width)} })
+	if err != nil {
 		return nil, err
 	}
-	return c.windowInfoByID(ctx, srv, w["window_id"])
+	return c.windowInfo(w), nil
 }
 
 func moveWindow(ctx context.Context, c *Call) (any, error) {

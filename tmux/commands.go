@@ -45,6 +45,27 @@ func guard(target, cond string) Cmd {
 	return cmd("if-shell", "-F", "-t", target, cond, "", guardFailed)
 }
 
+// IfCopyMode runs c only while target is in copy mode or view mode, the
+// modes that take copy-mode commands (send-keys -X); elsewhere c would
+// fail with "not in a mode", and, unlike a failed command, a command that
+// does not run does not stop the rest of a request.
+func IfCopyMode(target string, c Cmd) Cmd {
+	return IfThen(target, "#{||:#{==:#{pane_mode},copy-mode},#{==:#{pane_mode},view-mode}}", c)
+}
+
+// IfThen runs c when cond, expanded for target, is true (if-shell -F).
+// c must be built from ids, numbers and fixed words: it is joined back
+// into the command string of if-shell's branch, which tmux parses again;
+// for anything else c itself is returned, unconditional.
+func IfThen(target, cond string, c Cmd) Cmd {
+	for _, a := range c.args {
+		if a == "" || strings.Trim(a, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789%@_.:-") != "" {
+			return c
+		}
+	}
+	return cmd("if-shell", "-F", "-t", target, cond, strings.Join(c.args, " "))
+}
+
 // UniqueWindow fails unless target's window is linked exactly once, so
 // that target is listed once by list-panes -a and list-windows -a.
 func UniqueWindow(target string) Cmd { return guard(target, "#{==:#{window_linked_sessions},1}") }
@@ -344,6 +365,16 @@ func ResizePane(target string, height, width *int) Cmd {
 
 // ToggleZoom zooms or unzooms target (resize-pane -Z).
 func ToggleZoom(target string) Cmd { return cmd("resize-pane", "-t", target, "-Z") }
+
+// SetZoom zooms (or unzooms) the pane with id paneID unless its window
+// already is (or is not): the check and the toggle in one command.
+func SetZoom(paneID string, zoomed bool) Cmd {
+	want := "0"
+	if zoomed {
+		want = "1"
+	}
+	return IfThen(paneID, "#{!=:#{window_zoomed_flag},"+want+"}", ToggleZoom(paneID))
+}
 
 // SwapPane swaps target and source.
 func SwapPane(target, source string) Cmd { return cmd("swap-pane", "-t", target, "-s", source) }

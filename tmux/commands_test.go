@@ -1,6 +1,8 @@
 package tmux
 
 import (
+	"context"
+	"errors"
 	"reflect"
 	"testing"
 )
@@ -104,5 +106,79 @@ func TestContainsFilter(t *testing.T) {
 	}
 	if f, _ := ContainsFilter("err", false, false); f != "#{C/i:err}" {
 		t.Errorf("filter %q", f)
+	}
+}
+
+func TestIfThen(t *testing.T) {
+	cases := []struct {
+		name string
+		c    Cmd
+		want []string
+	}{
+		{"plain words", CopyModeCommand("%3", "scroll-up", 5),
+			[]string{"if-shell", "-F", "-t", "%3", "COND", "send-keys -t %3 -N 5 -X scroll-up"}},
+		{"zoom", ToggleZoom("%3"), []string{"if-shell", "-F", "-t", "%3", "COND", "resize-pane -t %3 -Z"}},
+		// Anything tmux's parser would read differently runs unconditionally
+		// instead of being joined into a command string.
+		{"space", cmd("rename-window", "-t", "@1", "a b"), []string{"rename-window", "-t", "@1", "a b"}},
+		{"quote", cmd("rename-window", "-t", "@1", "a'b"), []string{"rename-window", "-t", "@1", "a'b"}},
+		{"semicolon", cmd("rename-window", "-t", "@1", "a;"), []string{"rename-window", "-t", "@1", "a;"}},
+		{"variable", cmd("kill-session", "-t", "$1"), []string{"kill-session", "-t", "$1"}},
+		{"format", cmd("rename-window", "-t", "@1", "#{x}"), []string{"rename-window", "-t", "@1", "#{x}"}},
+		{"empty", cmd("rename-window", "-t", "@1", ""), []string{"rename-window", "-t", "@1", ""}},
+	}
+	for _, tc := range cases {
+		if got := IfThen("%3", "COND", tc.c).Args(); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestPaneChange runs a change and the re-read in one request on a real
+// server: a change that fails is the error (as Do reports it) and nothing
+// after it runs; a change that succeeds answers the pane as re-read.
+func TestPaneChange(t *testing.T) {
+	s := testServer(t, "change")
+	ctx := context.Background()
+	rows, err := s.Panes(ctx, PanesAll, "")
+	if err != nil || len(rows) == 0 {
+		t.Fatalf("panes: %v %v", rows, err)
+	}
+	id := rows[0]["pane_id"]
+	p, err := s.PaneChange(ctx, PaneTarget{PaneID: &id}, func(pid string) []Cmd { return []Cmd{SetPaneTitle(pid, "changed")} })
+	if err != nil || p["pane_title"] != "changed" {
+		t.Fatalf("PaneChange title: %v %v", p, err)
+	}
+	_, err = s.PaneChange(ctx, PaneTarget{PaneID: &id}, func(pid string) []Cmd {
+		return []Cmd{cmd("resize-pane", "-t", pid, "-x", "bad"), SetPaneTitle(pid, "not reached")}
+	})
+	var ce *CommandError
+	if !errors.As(err, &ce) || ce.Sub != "resize-pane" || len(ce.Stderr) == 0 {
+		t.Fatalf("failed change: %#v", err)
+	}
+	if p, err := s.RefreshPane(ctx, id); err != nil || p["pane_title"] != "changed" {
+		t.Fatalf("a command after the failed one ran: %v %v", p, err)
+	}
+	missing := "%999"
+	_, err = s.PaneChange(ctx, PaneTarget{PaneID: &missing}, func(pid string) []Cmd { return []Cmd{SetPaneTitle(pid, "x")} })
+	var nf *PaneNotFoundError
+	if !errors.As(err, &nf) {
+		t.Fatalf("missing pane: %#v", err)
+	}
+	// Zoom set twice is zoomed once: the condition reads the window's
+	// flag (a toggle would unzoom the second time).
+	if _, err := s.Do(ctx, cmd("split-window", "-t", id, "-d")); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []struct {
+		zoom bool
+		flag string
+	}{{true, "1"}, {true, "1"}, {false, "0"}, {false, "0"}} {
+		if _, err := s.PaneChange(ctx, PaneTarget{PaneID: &id}, func(pid string) []Cmd { return []Cmd{SetZoom(pid, want.zoom)} }); err != nil {
+			t.Fatal(err)
+		}
+		if lines, err := s.Display(ctx, id, "#{window_zoomed_flag}"); err != nil || len(lines) == 0 || lines[0] != want.flag {
+			t.Fatalf("zoom %v: flag %v %v, want %s", want.zoom, lines, err, want.flag)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package tmux
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"regexp"
 )
@@ -14,6 +15,19 @@ type SessionRef struct{ Name, ID *string }
 // format unchanged: no target separators (: .), no format or parser
 // syntax, no leading sigil.
 var plainName = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_-]*$`)
+
+// TakenName reports whether err is new-session's refusal of name because
+// a session of exactly that name exists: tmux stores a plain name
+// unchanged, so its "duplicate session" names the session found.
+func TakenName(err error, name string) bool {
+	var ce *CommandError
+	return plainName.MatchString(name) && errors.As(err, &ce) &&
+		len(ce.Stderr) == 1 && ce.Stderr[0] == "duplicate session: "+name
+}
+
+// PlainName reports whether tmux stores and targets name unchanged (see
+// plainName).
+func PlainName(name string) bool { return plainName.MatchString(name) }
 
 // sessionPlan is how a request names the session a SessionRef names:
 // its target and the commands that go before the action (the session
@@ -134,4 +148,50 @@ func (s *Server) createdWindow(ctx context.Context, replies []Reply) (Attrs, err
 		return s.RefreshWindow(ctx, id)
 	}
 	return pickWindowRow(match), nil
+}
+
+// SessionAct runs act's commands on the session ref names, in the
+// request that looks it up when tmux can name it exactly (sessionPlan),
+// and returns the session's row as listed before them and the replies
+// of act's commands. A check that fails while the listing has the
+// session costs one more request, by id.
+func (s *Server) SessionAct(ctx context.Context, ref SessionRef, act func(target string) []Cmd) (Attrs, []Reply, error) {
+	plan, err := s.planSession(ctx, ref)
+	if err != nil {
+		return nil, nil, err
+	}
+	replies, err := s.Batch(ctx, append(plan.pre, act(plan.target)...)...)
+	if err != nil {
+		return nil, nil, err
+	}
+	sess, retry, err := plan.judge(s, replies)
+	if err != nil {
+		return nil, nil, err
+	}
+	if retry {
+		id := sess["session_id"]
+		return s.SessionAct(ctx, SessionRef{ID: &id}, act)
+	}
+	return sess, replies[len(plan.pre):], nil
+}
+
+// SessionChange is SessionAct followed, in the same request, by the
+// session re-read as SessionByID reads it; act's commands are judged as
+// Do judges them.
+func (s *Server) SessionChange(ctx context.Context, ref SessionRef, act func(target string) []Cmd) (Attrs, error) {
+	var cmds []Cmd
+	listing := cmd("list-sessions", "-F", Format(SessionFields))
+	sess, replies, err := s.SessionAct(ctx, ref, func(target string) []Cmd {
+		cmds = act(target)
+		return append(cmds, listing)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Judge(cmds, replies); err != nil {
+		return nil, err
+	}
+	id := sess["session_id"]
+	rows, err := s.rowsOf(listing, replies[len(replies)-1], SessionFields)
+	return byID(rows, err, "session_id", id, &NotFoundError{Key: "session_id", ID: id, ListCmd: "list-sessions"})
 }

@@ -89,10 +89,22 @@ func pickSession(rows []Attrs, name, id *string) (Attrs, error) {
 // would, reading the extra format variables too: one request, the
 // session listing and every pane, filtered here.
 func (s *Server) SessionPanes(ctx context.Context, name, id *string, extra []string) (Attrs, []Attrs, error) {
-	sessions := cmd("list-sessions", "-F", Format(SessionFields))
 	fields := withFields(PaneFields, extra)
-	panes := paneListing(fields)
-	replies, err := s.Batch(ctx, sessions, panes)
+	return s.sessionRowsOf(ctx, name, id, paneListing(fields), fields)
+}
+
+// SessionWindows is SessionPanes for windows: the session's windows as
+// `list-windows -t SESSION` lists them.
+func (s *Server) SessionWindows(ctx context.Context, name, id *string, extra []string) (Attrs, []Attrs, error) {
+	fields := withFields(WindowFields, extra)
+	return s.sessionRowsOf(ctx, name, id, cmd("list-windows", "-a", "-F", Format(fields)), fields)
+}
+
+// sessionRowsOf sends the session listing and the server-wide listing
+// as one request, resolves the session and keeps its rows.
+func (s *Server) sessionRowsOf(ctx context.Context, name, id *string, listing Cmd, fields []string) (Attrs, []Attrs, error) {
+	sessions := cmd("list-sessions", "-F", Format(SessionFields))
+	replies, err := s.Batch(ctx, sessions, listing)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -104,12 +116,12 @@ func (s *Server) SessionPanes(ctx context.Context, name, id *string, extra []str
 	if err != nil {
 		return nil, nil, err
 	}
-	prows, err := s.rowsOf(panes, replies[1], fields)
+	rows, err := s.rowsOf(listing, replies[1], fields)
 	if err != nil {
 		return nil, nil, err
 	}
 	out := []Attrs{}
-	for _, r := range prows {
+	for _, r := range rows {
 		if r["session_id"] == sess["session_id"] {
 			out = append(out, r)
 		}
@@ -364,6 +376,11 @@ func (s *Server) ResolvePane(ctx context.Context, t PaneTarget) (Attrs, error) {
 // into several sessions is therefore not ambiguous here.
 func (s *Server) RefreshWindow(ctx context.Context, id string) (Attrs, error) {
 	rows, err := s.Windows(ctx, id)
+	return pickRefreshedWindow(id, rows, err)
+}
+
+// pickRefreshedWindow judges RefreshWindow's listing of id.
+func pickRefreshedWindow(id string, rows []Attrs, err error) (Attrs, error) {
 	if err != nil && !targetMissing(err) {
 		return nil, err
 	}
@@ -465,4 +482,142 @@ func pyStrRepr(s string) string {
 	}
 	sb.WriteString(quote)
 	return sb.String()
+}
+
+// PaneChange runs act's commands on the pane t names and re-reads the
+// pane afterwards as RefreshPane does, in the same request as the lookup
+// when t names a plain pane id (see PaneAct): one round trip where a
+// lookup, the change and the re-read took three. act's commands are
+// judged as Do judges them (any stderr fails the change, and nothing is
+// re-read then).
+func (s *Server) PaneChange(ctx context.Context, t PaneTarget, act func(paneID string) []Cmd) (Attrs, error) {
+	var (
+		id   string
+		cmds []Cmd
+	)
+	_, replies, err := s.PaneAct(ctx, t, func(pid string) []Cmd {
+		id, cmds = pid, act(pid)
+		return append(cmds, refreshPaneCmd(pid))
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Judge(cmds, replies); err != nil {
+		return nil, err
+	}
+	rows, err := s.rowsOf(refreshPaneCmd(id), replies[len(replies)-1], PaneFields)
+	if err != nil && !targetMissing(err) {
+		return nil, err
+	}
+	for _, r := range rows {
+		if r["pane_id"] == id {
+			return r, nil
+		}
+	}
+	return nil, &NotFoundError{Key: "pane_id", ID: id, ListCmd: "list-panes", Extra: pyTuple("-t", id)}
+}
+
+// WindowChange is PaneChange for the window named by id: act's commands,
+// then the window re-read as RefreshWindow does. With resolved true, id
+// is a window already resolved (by session and index, say), which is not
+// looked up again: a window linked into several sessions is ambiguous by
+// id alone.
+func (s *Server) WindowChange(ctx context.Context, id string, resolved bool, act func(windowID string) []Cmd) (Attrs, error) {
+	var (
+		wid     = id
+		cmds    []Cmd
+		replies []Reply
+		err     error
+	)
+	if resolved {
+		cmds = act(id)
+		replies, err = s.Batch(ctx, append(cmds, refreshWindowCmd(id))...)
+	} else {
+		_, replies, err = s.WindowAct(ctx, id, func(w string) []Cmd {
+			wid, cmds = w, act(w)
+			return append(cmds, refreshWindowCmd(w))
+		})
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Judge(cmds, replies); err != nil {
+		return nil, err
+	}
+	rows, err := s.rowsOf(refreshWindowCmd(wid), replies[len(replies)-1], WindowFields)
+	return pickRefreshedWindow(wid, rows, err)
+}
+
+// Judge is the error of cmds, sent in one request with Batch (replies
+// holds theirs, then possibly those of reads after them), as Do(cmds...)
+// would report it: a failed command's stderr, or stderr printed while
+// every command ran (a warning, which Batch attributes to the last
+// command of the request, a read after them).
+func (s *Server) Judge(cmds []Cmd, replies []Reply) error {
+	for _, r := range replies[:len(cmds)] {
+		if r.Err != nil {
+			return r.Err
+		}
+	}
+	if len(replies) > len(cmds) && len(cmds) > 0 {
+		if last := replies[len(replies)-1]; last.Err != nil && last.ExitCode == 0 {
+			return &CommandError{Sub: cmds[0].Name(), Stderr: last.Err.Stderr, Argv: s.CmdArgv(cmds[0])}
+		}
+	}
+	return nil
+}
+
+// refreshPaneCmd is RefreshPane's listing.
+func refreshPaneCmd(id string) Cmd { return cmd("list-panes", "-t", id, "-F", Format(PaneFields)) }
+
+// refreshWindowCmd is RefreshWindow's listing.
+func refreshWindowCmd(id string) Cmd {
+	return cmd("list-windows", "-t", id, "-F", Format(WindowFields))
+}
+
+// SplitPane splits the pane t names (sp.Target is set to its id) and
+// returns the new pane as RefreshPane reads it: the lookup, the split and
+// the new pane's window listed in one request when t names a plain pane
+// id (see PaneAct). With resolved true, t.PaneID is a pane already
+// resolved (the active pane of a window named by session and index),
+// which is not looked up again. The split is judged as Do judges it; a
+// split that prints no pane id is a *ReplyError.
+func (s *Server) SplitPane(ctx context.Context, t PaneTarget, resolved bool, sp Split) (Attrs, error) {
+	var cmds []Cmd
+	act := func(pid string) []Cmd {
+		sp.Target = pid
+		cmds = []Cmd{SplitWindow(sp)}
+		// The new pane shares the window of the pane split: listing that
+		// window (tmux picks the session by the window) is RefreshPane's
+		// listing of the new pane.
+		return append(cmds, refreshPaneCmd(pid))
+	}
+	var (
+		replies []Reply
+		err     error
+	)
+	if resolved && t.PaneID != nil {
+		replies, err = s.Batch(ctx, act(*t.PaneID)...)
+	} else {
+		_, replies, err = s.PaneAct(ctx, t, act)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Judge(cmds, replies); err != nil {
+		return nil, err
+	}
+	if len(replies[0].Lines) == 0 || replies[0].Lines[0] == "" {
+		return nil, &ReplyError{fmt.Errorf("split-window printed no pane id")}
+	}
+	id := replies[0].Lines[0]
+	rows, err := s.rowsOf(refreshPaneCmd(sp.Target), replies[1], PaneFields)
+	if err == nil {
+		for _, r := range rows {
+			if r["pane_id"] == id {
+				return r, nil
+			}
+		}
+	}
+	return s.RefreshPane(ctx, id)
 }
