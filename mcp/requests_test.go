@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -32,6 +33,7 @@ func TestOneRequestPerTool(t *testing.T) {
 	win := strings.TrimSpace(e.tmux("display", "-p", "-t", pane, "#{window_id}"))
 	e.tmux("new-session", "-d", "-s", "other")
 	victim := e.paneSplit(pane, "sleep 3600")
+	cursor := ""
 	cases := []struct {
 		name     string
 		args     map[string]any
@@ -48,7 +50,7 @@ func TestOneRequestPerTool(t *testing.T) {
 		{"capture_pane", map[string]any{"pane_id": pane}, 1, ""},
 		{"snapshot_pane", map[string]any{"pane_id": pane}, 1, ""},
 		{"display_message", map[string]any{"pane_id": pane, "format_string": "#{pane_id}"}, 1, ""},
-		{"send_keys", map[string]any{"pane_id": pane, "keys": "x", "enter": false}, 1, ""},
+		{"send_keys", map[string]any{"pane_id": pane, "keys": "C-u", "enter": false}, 1, ""},
 		{"resize_pane", map[string]any{"pane_id": pane, "height": 10}, 1, ""},
 		{"resize_pane", map[string]any{"pane_id": pane, "zoom": true}, 1, ""},
 		{"resize_pane", map[string]any{"pane_id": pane, "zoom": false}, 1, ""},
@@ -73,8 +75,14 @@ func TestOneRequestPerTool(t *testing.T) {
 		{"respawn_pane", map[string]any{"pane_id": victim, "kill": true, "shell": "sleep 3600"}, 1, ""},
 		{"kill_pane", map[string]any{"pane_id": victim}, 1, ""},
 		{"kill_pane", map[string]any{"pane_id": "%999"}, 1, "Pane not found"},
+		{"capture_since", map[string]any{"pane_id": pane}, 1, ""},
+		{"send_keys", map[string]any{"pane_id": pane, "keys": "echo since-one"}, 1, ""},
+		{"capture_since", map[string]any{"pane_id": pane, "cursor": "PREVIOUS"}, 1, ""},
 	}
 	for _, c := range cases {
+		if c.name == "capture_since" && c.args["cursor"] == "PREVIOUS" {
+			c.args["cursor"] = cursor
+		}
 		before := cr.n.Load()
 		if c.fails != "" {
 			e.fail(c.name, c.args, c.fails)
@@ -83,6 +91,20 @@ func TestOneRequestPerTool(t *testing.T) {
 		}
 		if got := cr.n.Load() - before; got != c.requests {
 			t.Errorf("%s %v: %d tmux requests, want %d", c.name, c.args, got, c.requests)
+		}
+		if c.name == "capture_since" && c.args["cursor"] != nil {
+			var out CaptureSinceResult
+			e.ok(c.name, map[string]any{"pane_id": pane, "cursor": c.args["cursor"]}, &out)
+			if !slices.Contains(out.Lines, "since-one") || out.LinesMissed {
+				t.Errorf("capture_since with a cursor: %+v", out)
+			}
+		} else if c.name == "capture_since" {
+			var out CaptureSinceResult
+			e.ok(c.name, map[string]any{"pane_id": pane}, &out)
+			cursor = out.Cursor
+		}
+		if c.name == "send_keys" && c.args["keys"] == "echo since-one" {
+			waitFor(t, "output", func() bool { return strings.Count(e.tmux("capture-pane", "-p", "-t", pane), "since-one") >= 2 })
 		}
 	}
 }

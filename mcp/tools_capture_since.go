@@ -79,25 +79,45 @@ func captureSince(ctx context.Context, c *Call) (any, error) {
 		target.PaneID = &id
 	}
 	srv := c.srv
-	pane, err := srv.ResolvePane(ctx, target)
-	if err != nil {
-		return nil, err
-	}
-	paneID := pane["pane_id"]
-	if cur != nil && paneID != cur.PaneID {
-		return nil, expectedf("cursor pane %s does not match requested pane %s", cur.PaneID, paneID)
-	}
-
 	start := time.Now()
-	r := &paneReader{srv: srv, paneID: paneID}
-	var read paneRead
-	if cur == nil {
-		read, err = r.stableVisible(ctx, "", false)
+	var (
+		read   paneRead
+		done   bool
+		paneID string
+	)
+	if id := target.PaneID; id != nil && tmux.IsPaneID(*id) && (cur == nil || *id == cur.PaneID) {
+		// The lookup and the reads of the common case in one request.
+		paneID = *id
+		r := &paneReader{srv: srv, paneID: paneID}
+		cmds := r.quickCmds(cur)
+		_, replies, err := srv.PaneRead(ctx, target, func(string) []tmux.Cmd { return cmds })
+		if err != nil {
+			return nil, err
+		}
+		if read, done, err = r.quick(ctx, cur, replies); err != nil {
+			return nil, err
+		}
 	} else {
-		read, err = r.delta(ctx, cur)
+		pane, err := srv.ResolvePane(ctx, target)
+		if err != nil {
+			return nil, err
+		}
+		paneID = pane["pane_id"]
+		if cur != nil && paneID != cur.PaneID {
+			return nil, expectedf("cursor pane %s does not match requested pane %s", cur.PaneID, paneID)
+		}
 	}
-	if err != nil {
-		return nil, err
+	if !done {
+		r := &paneReader{srv: srv, paneID: paneID}
+		var err error
+		if cur == nil {
+			read, err = r.stableVisible(ctx, "", false)
+		} else {
+			read, err = r.delta(ctx, cur)
+		}
+		if err != nil {
+			return nil, err
+		}
 	}
 	lim := limitTail(read.lines, maxLines, maxBytes)
 	elapsed := time.Since(start).Seconds()
@@ -111,6 +131,98 @@ func captureSince(ctx context.Context, c *Call) (any, error) {
 		TruncatedLines: lim.truncLines,
 		TruncatedBytes: lim.truncBytes,
 	}, nil
+}
+
+// quickCmds are the reads of a capture_since call's common case, sent as
+// one request: without a cursor, the pane's state, its visible screen,
+// its rows from the cursor row and its state again; with one, the history
+// limit first, and the rows from the cursor's anchor row instead of the
+// screen. The rows start where tmux computes them when it reads them.
+func (r *paneReader) quickCmds(cur *sinceCursor) []tmux.Cmd {
+	state := tmux.DisplayMessage(r.paneID, tmux.PaneStateFormat)
+	capture := tmux.Capture{Target: r.paneID}
+	fromCursor := capture.FromRow("#{cursor_y}")
+	if cur == nil {
+		return []tmux.Cmd{state, capture.Cmd(), fromCursor, state}
+	}
+	return []tmux.Cmd{tmux.DisplayMessage(r.paneID, tmux.HistoryLimitFormat), state,
+		capture.FromRow("#{e|-:" + strconv.Itoa(cur.AnchorAbs) + ",#{history_size}}"), fromCursor, state}
+}
+
+// quick judges the replies of quickCmds as stableVisible and delta judge
+// their separate reads. done is false when the case is not the common one
+// (the pane changed between the two state reads, the history may have
+// been trimmed): the step-by-step reads take over.
+func (r *paneReader) quick(ctx context.Context, cur *sinceCursor, replies []tmux.Reply) (read paneRead, done bool, err error) {
+	lines := func(rep tmux.Reply) []string {
+		if rep.Lines == nil {
+			return []string{}
+		}
+		return rep.Lines
+	}
+	if cur != nil {
+		limit, err := parseLimit(replies[0].Lines)
+		if err != nil {
+			return read, false, err
+		}
+		replies = replies[1:]
+		before, err := paneStateOf(replies[0].Lines, nil)
+		if err != nil {
+			return read, false, err
+		}
+		if err := lifecycleChanged(r.paneID, before, cur.PanePid); err != nil {
+			return read, false, err
+		}
+		if anchorLost(cur, before) {
+			read, err = r.missedFallback(ctx, cur)
+			return read, err == nil, err
+		}
+		if historyTrimRisk(cur, before, limit) {
+			return read, false, nil
+		}
+		after, err := paneStateOf(replies[3].Lines, nil)
+		if err != nil {
+			return read, false, err
+		}
+		if err := lifecycleChanged(r.paneID, after, cur.PanePid); err != nil {
+			return read, false, err
+		}
+		if before != after {
+			return read, false, nil
+		}
+		rows := lines(replies[1])
+		if cur.AnchorAbs-before.HistorySize >= before.PaneHeight {
+			rows = []string{}
+		}
+		return paneRead{state: after, cursorRows: cursorRowsOf(after, replies[2]), lines: dropSeenRows(rows, cur)}, true, nil
+	}
+	before, err := paneStateOf(replies[0].Lines, nil)
+	if err != nil {
+		return read, false, err
+	}
+	if err := r.deadFirstRead(before); err != nil {
+		return read, false, err
+	}
+	after, err := paneStateOf(replies[3].Lines, nil)
+	if err != nil {
+		return read, false, err
+	}
+	if err := lifecycleChanged(r.paneID, after, before.PanePid); err != nil {
+		return read, false, err
+	}
+	if before != after {
+		return read, false, nil
+	}
+	return paneRead{state: after, cursorRows: cursorRowsOf(after, replies[2]), lines: lines(replies[1])}, true, nil
+}
+
+// cursorRowsOf is cursorRows read from a reply: none when the cursor is
+// below the screen.
+func cursorRowsOf(st tmux.PaneState, rep tmux.Reply) []string {
+	if st.CursorY >= st.PaneHeight || rep.Lines == nil {
+		return []string{}
+	}
+	return rep.Lines
 }
 
 // paneStateOf parses a PaneStateFormat read; a reply that is not what
@@ -144,6 +256,11 @@ func (r *paneReader) historyLimit(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	return parseLimit(lines)
+}
+
+// parseLimit reads a HistoryLimitFormat reply (no line reads as 0).
+func parseLimit(lines []string) (int, error) {
 	raw := "0"
 	if len(lines) > 0 {
 		raw = lines[0]

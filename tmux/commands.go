@@ -236,16 +236,18 @@ type Capture struct {
 // Cmd builds the capture-pane command.
 func (c Capture) Cmd() Cmd { return cmd(CaptureArgs(c.Target, c.Start, c.End, c.Join)...) }
 
-// CaptureFromRow is Capture{Target: pane, Start: row, Join: true} with
-// the start row computed by tmux when the command runs: row is a format
-// of this package's callers' own making (numbers and #{cursor_y},
-// #{history_size}, #{e|-:...}), pane a plain pane id (IsPaneID), so a
-// request can read a pane's state and the rows that depend on it at the
-// same instant. run-shell -C expands the line and runs it as a tmux
-// command.
-func CaptureFromRow(pane, row string) Cmd {
-	return cmd("run-shell", "-t", pane, "-C", "capture-pane -p -J -t "+pane+" -S "+row)
+// FromRow is c with its start row computed by tmux when the command
+// runs: row is a format of this package's callers' own making (numbers
+// and #{cursor_y}, #{history_size}, #{e|-:...}), c.Target a plain pane id
+// (IsPaneID), so a request can read a pane's state and the rows that
+// depend on it at the same instant. run-shell -C expands the line and
+// runs it as a tmux command.
+func (c Capture) FromRow(row string) Cmd {
+	return cmd("run-shell", "-t", c.Target, "-C", strings.Join(CaptureArgs(c.Target, row, c.End, c.Join), " "))
 }
+
+// CaptureFromRow is Capture{Target: pane, Join: true}.FromRow(row).
+func CaptureFromRow(pane, row string) Cmd { return Capture{Target: pane, Join: true}.FromRow(row) }
 
 // CapturePane prints target's visible rows, with optional -S/-E rows
 // (tmux's argument order: -t first).
