@@ -21,8 +21,17 @@ func (s *Server) dispatch(ctx context.Context, req *sdk.CallToolRequest, name st
 	start := time.Now()
 	t := s.byName[name]
 	host := LocalHost
-	if h, ok := raw["host"].(string); ok && s.opts.Backend.Fleet() {
-		host = h
+	if s.opts.Backend.Fleet() {
+		switch h := raw["host"].(type) {
+		case string:
+			host = h
+		case []any:
+			names := make([]string, 0, len(h))
+			for _, e := range h {
+				names = append(names, fmt.Sprint(e))
+			}
+			host = strings.Join(names, ",")
+		}
 	}
 	var (
 		res *sdk.CallToolResult
@@ -94,6 +103,9 @@ func (s *Server) attempt(ctx context.Context, req *sdk.CallToolRequest, t *tool,
 	fleet := s.opts.Backend.Fleet()
 	if fleet && !t.spec.NoHostParam {
 		extra = map[string]any{"host": LocalHost}
+		if fanoutActions[t.spec.Name] {
+			extra["serial"], extra["max_failures"], extra["host_timeout"] = nil, nil, nil
+		}
 	}
 	args, err := validateArgs(t.spec, raw, t.defaults(s.opts.Settings), extra)
 	if err != nil {
@@ -106,13 +118,22 @@ func (s *Server) attempt(ctx context.Context, req *sdk.CallToolRequest, t *tool,
 	if !fleet || t.spec.NoHostParam {
 		return t.run(ctx, &Call{s: s, tool: t, Args: args, Host: LocalHost, req: req, parent: parent})
 	}
-	hostArg, _ := args["host"].(string)
-	if isGlob(hostArg) {
-		if !t.fanout() {
-			return nil, expectedf("host %q: %s runs on one host; host patterns are accepted only by list_servers, list_sessions, list_windows, list_panes, search_panes and get_server_info", hostArg, t.spec.Name)
-		}
-		return s.fanOut(ctx, req, t, args, hostArg, parent)
+	hl, err := s.parseHosts(args["host"])
+	if err != nil {
+		return nil, err
 	}
+	if hl.fanout {
+		switch {
+		case t.fanout():
+			return s.fanOut(ctx, req, t, args, hl, parent)
+		case fanoutActions[t.spec.Name]:
+			return s.fanOutAction(ctx, req, t, args, hl)
+		case t.tier == TierDestructive:
+			return nil, refusedf("host %q: %s is destructive and never runs on several hosts at once; name one host", hl.label, t.spec.Name)
+		}
+		return nil, expectedf("host %q: %s runs on one host; host patterns and lists are accepted by the listing tools (list_servers, list_sessions, list_windows, list_panes, search_panes, get_server_info) and by %s", hl.label, t.spec.Name, strings.Join(s.fanoutActionNames(), ", "))
+	}
+	hostArg := hl.hosts[0]
 	if err := s.hostGate(t, hostArg); err != nil {
 		return nil, err
 	}
@@ -138,21 +159,25 @@ func isGlob(h string) bool { return strings.ContainsAny(h, "*?[") }
 
 // fanOut runs a listing tool on every matching host concurrently and
 // merges the results. Hosts that fail are reported, not fatal.
-func (s *Server) fanOut(ctx context.Context, req *sdk.CallToolRequest, t *tool, args map[string]any, pattern, parent string) (any, error) {
-	hosts, err := s.opts.Backend.Match(pattern)
-	if err != nil {
-		return nil, &HostError{Host: pattern, Err: err}
-	}
+func (s *Server) fanOut(ctx context.Context, req *sdk.CallToolRequest, t *tool, args map[string]any, hl hostList, parent string) (any, error) {
+	hosts := hl.hosts
 	type res struct {
 		out any
 		err error
 	}
 	results := make([]res, len(hosts))
 	var wg sync.WaitGroup
+	conc := s.opts.FanoutConcurrency
+	if conc <= 0 {
+		conc = DefaultFanoutConcurrency
+	}
+	sem := make(chan struct{}, conc)
 	for i, h := range hosts {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
 			if err := s.hostGate(t, h); err != nil {
 				results[i] = res{nil, err}
 				return

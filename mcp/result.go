@@ -16,6 +16,20 @@ const responseLimitBytes = 1000000
 // framework does: text tools and lists are wrapped in {"result": ...};
 // models become structuredContent with their compact JSON as text.
 func buildResult(ts *toolSpec, out any) (*sdk.CallToolResult, error) {
+	if ar, ok := out.(actionResult); ok {
+		// A fan-out action: every host's outcome, and the grouped text
+		// (also as "result" for a tool whose results are wrapped, which
+		// its output schema requires).
+		sc := pyfmt.NewOMap()
+		if ts.Wrapped {
+			sc.Set("result", ar.text)
+		}
+		sc.Set("hosts", ar.hosts).Set("summary", ar.summary)
+		return &sdk.CallToolResult{
+			Content:           []sdk.Content{&sdk.TextContent{Text: ar.text}},
+			StructuredContent: json.RawMessage(pyfmt.Compact(sc)),
+		}, nil
+	}
 	var failures []string
 	if fr, ok := out.(fanoutResult); ok {
 		out, failures = fr.value, fr.failures

@@ -81,6 +81,9 @@ type Options struct {
 	Logger   *slog.Logger // nil: discard
 	// Getenv reads per-call variables (LIBTMUX_SOCKET, TMUX_PANE, ...).
 	Getenv func(string) string
+	// FanoutConcurrency caps the hosts a fan-out call works on at once
+	// (0: DefaultFanoutConcurrency).
+	FanoutConcurrency int
 }
 
 // Server is the fleetmux MCP server.

@@ -152,14 +152,38 @@ func (t *toolSpec) inputSchema(fleet bool, hostGlob bool) *pyfmt.OMap {
 	}
 	if fleet && !t.NoHostParam {
 		d := "Host to run on: \"local\" (this machine) or an ssh_config alias enabled with --hosts."
-		if hostGlob {
-			d += " \"*\" or a glob runs on every matching host and merges the results."
+		action := fanoutActions[t.Name]
+		switch {
+		case hostGlob:
+			d += " \"*\", a glob or a list of hosts (JSON list or comma-separated) runs on every named host and merges the results."
+		case action:
+			d += " \"*\", a glob or a list of hosts (JSON list or comma-separated) runs on every named host and reports each host's outcome, hosts with the same outcome grouped; targets must then be named by session_name, not by tmux id."
 		}
 		h := pyfmt.NewOMap()
 		h.Set("default", "local")
 		h.Set("description", d)
-		h.Set("type", "string")
+		if hostGlob || action {
+			h.Set("anyOf", []any{
+				map[string]any{"type": "string"},
+				map[string]any{"type": "array", "items": map[string]any{"type": "string"}, "minItems": 1},
+			})
+		} else {
+			h.Set("type", "string")
+		}
 		pm.Set("host", h)
+		if action {
+			for _, p := range []struct{ name, typ, desc string }{
+				{"serial", "integer", "With several hosts: how many hosts run at once, wave after wave (default: all, up to fleetmux's --fanout-concurrency)."},
+				{"max_failures", "integer", "With several hosts: stop starting hosts after this many failures; the rest are reported skipped (default: never stop)."},
+				{"host_timeout", "number", "With several hosts: seconds each host may take before it is reported failed (default: the tool's own limits)."},
+			} {
+				o := pyfmt.NewOMap()
+				o.Set("anyOf", []any{map[string]any{"type": p.typ}, map[string]any{"type": "null"}})
+				o.Set("default", nil)
+				o.Set("description", p.desc)
+				pm.Set(p.name, o)
+			}
+		}
 	}
 	return sortSchemaKeys(root)
 }
@@ -206,17 +230,56 @@ func sortAny(v any) any {
 // outputSchema builds the result schema: a model's schema, or the wrapped
 // {"result": ...} form for text and list tools.
 func (t *toolSpec) outputSchema(fleet bool) *pyfmt.OMap {
+	var root *pyfmt.OMap
 	if t.Wrapped {
-		root := pyfmt.NewOMap()
+		root = pyfmt.NewOMap()
 		props := pyfmt.NewOMap()
 		props.Set("result", typeSchema(t.Returns, fleet))
 		root.Set("properties", props)
 		root.Set("required", []string{"result"})
 		root.Set("type", "object")
 		root.Set("x-fastmcp-wrap-result", true)
-		return root
+	} else {
+		root = modelSchema(t.Returns, fleet)
 	}
-	return modelSchema(t.Returns, fleet)
+	if fleet && fanoutActions[t.Name] {
+		fanoutOutput(root, t.Wrapped)
+	}
+	return root
+}
+
+// fanoutOutput extends a fan-out action's output schema in fleet mode:
+// called on several hosts it answers {hosts, summary} (and "result", the
+// grouped text, for a wrapped tool) instead of the tool's own result, so
+// the model's fields are no longer required.
+func fanoutOutput(root *pyfmt.OMap, wrapped bool) {
+	pv, _ := root.Get("properties")
+	props, _ := pv.(*pyfmt.OMap)
+	if props == nil {
+		return
+	}
+	nullStr := []any{map[string]any{"type": "string"}, map[string]any{"type": "null"}}
+	host := map[string]any{
+		"type": "object",
+		"properties": map[string]any{
+			"host":       map[string]any{"type": "string"},
+			"outcome":    map[string]any{"type": "string", "enum": []string{outcomeOK, outcomeError, outcomeRefused, outcomeSkipped}},
+			"result":     map[string]any{},
+			"error":      map[string]any{"anyOf": nullStr},
+			"error_type": map[string]any{"anyOf": nullStr},
+		},
+		"required": []string{"host", "outcome", "result", "error", "error_type"},
+	}
+	props.Set("hosts", map[string]any{"type": "array", "items": host})
+	count := map[string]any{"type": "integer"}
+	props.Set("summary", map[string]any{
+		"type":       "object",
+		"properties": map[string]any{"hosts": count, "ok": count, "error": count, "refused": count, "skipped": count},
+		"required":   []string{"hosts", "ok", "error", "refused", "skipped"},
+	})
+	if !wrapped {
+		root.Delete("required")
+	}
 }
 
 // hostModels are the result models that gain a host field in fleet mode.

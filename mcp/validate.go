@@ -89,13 +89,13 @@ func validateArgs(t *toolSpec, raw map[string]any, defaults map[string]any, extr
 	}
 	for k, d := range extra {
 		known[k] = true
-		if v, ok := raw[k]; ok {
-			s, isStr := v.(string)
-			if !isStr {
-				errs = append(errs, valErr{[]string{k}, "Input should be a valid string", "string_type"})
+		if v, ok := raw[k]; ok && v != nil {
+			cv, e := coerceExtra(k, v)
+			if e != nil {
+				errs = append(errs, *e)
 				continue
 			}
-			out[k] = s
+			out[k] = cv
 		} else {
 			out[k] = d
 		}
@@ -272,6 +272,61 @@ func coerceType(tn string, v any, loc []string) (any, []valErr) {
 		return out, nil
 	}
 	return v, nil
+}
+
+// coerceExtra checks a fleet-mode parameter: host is a string or a list
+// of strings; serial and max_failures are integers (at least 1 and 0);
+// host_timeout is a positive number of seconds.
+func coerceExtra(k string, v any) (any, *valErr) {
+	bad := func(msg, typ string) (any, *valErr) { return nil, &valErr{[]string{k}, msg, typ} }
+	switch k {
+	case "host":
+		switch h := v.(type) {
+		case string:
+			return h, nil
+		case []any:
+			if len(h) == 0 {
+				return bad("List should have at least 1 item after validation, not 0", "too_short")
+			}
+			out := make([]string, len(h))
+			for i, e := range h {
+				s, ok := e.(string)
+				if !ok {
+					return nil, &valErr{[]string{k, strconv.Itoa(i)}, "Input should be a valid string", "string_type"}
+				}
+				out[i] = s
+			}
+			return out, nil
+		}
+		return bad("Input should be a valid string or a list of strings", "string_type")
+	case "serial", "max_failures":
+		f, ok := asFloat(v)
+		if !ok || f != math.Trunc(f) || math.Abs(f) > 1e9 {
+			return bad("Input should be a valid integer", "int_type")
+		}
+		least := 1
+		if k == "max_failures" {
+			least = 0
+		}
+		if int(f) < least {
+			return bad(fmt.Sprintf("Input should be greater than or equal to %d", least), "greater_than_equal")
+		}
+		return int(f), nil
+	case "host_timeout":
+		f, ok := asFloat(v)
+		if !ok || math.IsNaN(f) || math.IsInf(f, 0) {
+			return bad("Input should be a valid number", "float_type")
+		}
+		if f <= 0 {
+			return bad("Input should be greater than 0", "greater_than")
+		}
+		return f, nil
+	}
+	s, ok := v.(string)
+	if !ok {
+		return bad("Input should be a valid string", "string_type")
+	}
+	return s, nil
 }
 
 // inputModels are the nested argument models (extra fields forbidden).

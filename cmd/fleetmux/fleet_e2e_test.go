@@ -141,6 +141,16 @@ func TestFleetEndToEnd(t *testing.T) {
 	if !strings.Contains(out, `"exit_status":0`) || !strings.Contains(out, "fleet-42") {
 		t.Fatalf("run_command: %s", out)
 	}
+	// A fan-out action: one call, every host's outcome, grouped text;
+	// dev-2's cap refuses it there, dead-1 fails fast.
+	c.ok("create_session", map[string]any{"host": "dev-1", "session_name": "fan"})
+	res = c.call("run_command", map[string]any{"host": []any{"dev-1", "dev-2", "dead-1"}, "session_name": "fan", "command": "echo fan-$((6*7))", "timeout": 20})
+	txt = resultText(res)
+	for _, frag := range []string{"run_command on 3 hosts: 1 ok, 1 failed, 1 refused", "1 host (dev-1): exit 0", "\nfan-42\n", "1 host (dev-2): refused:", "1 host (dead-1): error:"} {
+		if res.IsError || !strings.Contains(txt, frag) {
+			t.Fatalf("fan-out run_command lacks %q: %s", frag, txt)
+		}
+	}
 	// Unknown and unreachable hosts are errors that name the host.
 	if res := c.call("list_sessions", map[string]any{"host": "nosuch"}); !res.IsError || !strings.Contains(resultText(res), "nosuch") {
 		t.Fatalf("unknown host: %s", resultText(res))

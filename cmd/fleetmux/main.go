@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -85,6 +86,21 @@ type globalFlags struct {
 	retention  agoFlag
 	logLevel   string
 	warm       bool // dial the selected hosts at start-up (serving only)
+	fanout     posInt
+}
+
+// posInt is an integer flag that must be at least 1.
+type posInt int
+
+func (p *posInt) String() string { return strconv.Itoa(int(*p)) }
+
+func (p *posInt) Set(v string) error {
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		return errors.New("want a whole number of at least 1")
+	}
+	*p = posInt(n)
+	return nil
 }
 
 type multiFlag []string
@@ -123,6 +139,8 @@ func (g *globalFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&g.noAudit, "no-audit", false, "do not open the state file: no persisted audit log or host state")
 	fs.Var(&g.retention, "audit-retention", "delete audit records older than this `AGE`, e.g. 30d or 72h; 0 keeps any age (the log is also capped at 256 MiB)")
 	fs.StringVar(&g.logLevel, "log-level", "warn", "stderr log `LEVEL`: debug, info, warn or error")
+	g.fanout = mcp.DefaultFanoutConcurrency
+	fs.Var(&g.fanout, "fanout-concurrency", "at most `N` hosts at once for a call on several hosts (fleet mode; a call's \"serial\" runs fewer)")
 }
 
 // printFlags writes the flags of fs as "--name ARG" lines with their
@@ -258,7 +276,7 @@ func build(ctx context.Context, g *globalFlags, log *slog.Logger) (*mcp.Server, 
 	for _, w := range settings.Warnings {
 		log.Warn(w)
 	}
-	opts := mcp.Options{Settings: settings, Logger: log}
+	opts := mcp.Options{Settings: settings, Logger: log, FanoutConcurrency: int(g.fanout)}
 	st, stopStore := openStore(ctx, g, log)
 	if st != nil {
 		opts.Auditor = &storeAuditor{st: st, pid: os.Getpid()}

@@ -1,0 +1,501 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Fan-out actions (fleet mode): a tool of fanoutActions called with a host
+// pattern or list runs on every named host, in waves of `serial` hosts
+// (default: all at once, at most Options.FanoutConcurrency at a time),
+// stops starting hosts after `max_failures` failures, bounds each host by
+// `host_timeout`, and answers every host's outcome, its text grouping the
+// hosts whose outcome reads the same.
+
+// fanoutActions are the tools that act on several hosts in one call.
+// Destructive tools never do.
+var fanoutActions = map[string]bool{
+	"run_command": true, "send_keys": true, "send_keys_batch": true,
+	"create_session": true, "create_window": true, "set_environment": true,
+	"set_option": true, "wait_for_text": true,
+}
+
+// fanoutActionNames lists fanoutActions in the tool table's order.
+func (s *Server) fanoutActionNames() []string {
+	var names []string
+	for _, t := range s.tools {
+		if fanoutActions[t.spec.Name] {
+			names = append(names, t.spec.Name)
+		}
+	}
+	return names
+}
+
+// DefaultFanoutConcurrency is how many hosts a fan-out call works on at
+// once unless Options.FanoutConcurrency says otherwise.
+const DefaultFanoutConcurrency = 32
+
+// Outcomes of one host in a fan-out action.
+const (
+	outcomeOK      = "ok"
+	outcomeError   = "error"
+	outcomeRefused = "refused"
+	outcomeSkipped = "skipped"
+)
+
+// HostOutcome is one host's share of a fan-out action's result.
+type HostOutcome struct {
+	Host      string  `json:"host"`
+	Outcome   string  `json:"outcome"`
+	Result    any     `json:"result"`
+	Error     *string `json:"error"`
+	ErrorType *string `json:"error_type"`
+}
+
+// FanoutSummary counts the hosts of a fan-out action by outcome.
+type FanoutSummary struct {
+	Hosts   int `json:"hosts"`
+	OK      int `json:"ok"`
+	Error   int `json:"error"`
+	Refused int `json:"refused"`
+	Skipped int `json:"skipped"`
+}
+
+// actionResult is a fan-out action's return value: buildResult turns it
+// into structuredContent {hosts, summary} and the grouped text.
+type actionResult struct {
+	hosts   []HostOutcome
+	summary FanoutSummary
+	text    string
+}
+
+// hostList is what the host argument names: the hosts, and whether the
+// call fans out (a pattern or a list; one plain alias does not).
+type hostList struct {
+	hosts  []string
+	fanout bool
+	label  string // the argument as written, for errors and the audit
+}
+
+// parseHosts reads the host argument: one alias, a glob ("*", "dev-*"),
+// a comma-separated list or a JSON list, whose entries may be globs.
+// Entries that match nothing are an error; duplicates are dropped.
+func (s *Server) parseHosts(v any) (hostList, error) {
+	var entries []string
+	hl := hostList{}
+	switch h := v.(type) {
+	case string:
+		hl.label = h
+		if !strings.Contains(h, ",") && !isGlob(h) {
+			return hostList{hosts: []string{h}, label: h}, nil
+		}
+		for _, e := range strings.Split(h, ",") {
+			entries = append(entries, strings.TrimSpace(e))
+		}
+	case []string:
+		hl.label = strings.Join(h, ",")
+		entries = h
+	default:
+		return hl, expectedf("host must be a host alias, a glob, or a list of them")
+	}
+	hl.fanout = true
+	seen := map[string]bool{}
+	for _, e := range entries {
+		if e == "" {
+			return hl, expectedf("host %q: an empty entry in the host list", hl.label)
+		}
+		names := []string{e}
+		if isGlob(e) {
+			m, err := s.opts.Backend.Match(e)
+			if err != nil {
+				return hl, &HostError{Host: e, Err: err}
+			}
+			names = m
+		}
+		for _, n := range names {
+			if !seen[n] {
+				seen[n] = true
+				hl.hosts = append(hl.hosts, n)
+			}
+		}
+	}
+	return hl, nil
+}
+
+// hostSpecificArgs names the arguments whose values mean something on
+// one host only (tmux ids), which a fan-out call must not carry.
+func hostSpecificArgs(args map[string]any) []string {
+	var out []string
+	for _, k := range []string{"pane_id", "window_id", "session_id"} {
+		if v, ok := args[k].(string); ok && v != "" {
+			out = append(out, k)
+		}
+	}
+	if t, ok := args["target"].(string); ok && t != "" && strings.ContainsAny(t[:1], "%@$") {
+		out = append(out, "target")
+	}
+	if ops, ok := args["operations"].([]any); ok {
+		for _, op := range ops {
+			if m, ok := op.(map[string]any); ok {
+				for _, k := range []string{"pane_id", "window_id", "session_id"} {
+					if v, ok := m[k].(string); ok && v != "" && !slices.Contains(out, "operations[]."+k) {
+						out = append(out, "operations[]."+k)
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+// rollout is how a fan-out action proceeds over its hosts.
+type rollout struct {
+	serial      int           // hosts per wave; 0: one wave
+	maxFailures int           // stop starting hosts after this many failures; <0: never
+	hostTimeout time.Duration // per host; 0: the tool's own bounds
+}
+
+func rolloutOf(args map[string]any) rollout {
+	r := rollout{maxFailures: -1}
+	if n, ok := args["serial"].(int); ok {
+		r.serial = n
+	}
+	if n, ok := args["max_failures"].(int); ok {
+		r.maxFailures = n
+	}
+	if f, ok := args["host_timeout"].(float64); ok && f > 0 {
+		r.hostTimeout = time.Duration(f * float64(time.Second))
+	}
+	return r
+}
+
+// fanOutAction runs t on every host hl names and reports each host's
+// outcome. A host that is down fails on its own (within its connect
+// timeout) and never holds up the others.
+func (s *Server) fanOutAction(ctx context.Context, req *sdk.CallToolRequest, t *tool, args map[string]any, hl hostList) (any, error) {
+	if ids := hostSpecificArgs(args); len(ids) > 0 {
+		return nil, expectedf("host %q: %s names an object on one host; on several hosts name the session (session_name) instead, or call one host at a time", hl.label, strings.Join(ids, ", "))
+	}
+	ro := rolloutOf(args)
+	conc := s.opts.FanoutConcurrency
+	if conc <= 0 {
+		conc = DefaultFanoutConcurrency
+	}
+	waves := [][]string{hl.hosts}
+	if ro.serial > 0 {
+		waves = nil
+		for h := range slices.Chunk(hl.hosts, ro.serial) {
+			waves = append(waves, h)
+		}
+	}
+	outcomes := make([]HostOutcome, len(hl.hosts))
+	index := make(map[string]int, len(hl.hosts))
+	for i, h := range hl.hosts {
+		index[h] = i
+		outcomes[i] = HostOutcome{Host: h, Outcome: outcomeSkipped}
+	}
+	var (
+		mu       sync.Mutex
+		failures int
+		done     int
+	)
+	stopped := func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return ro.maxFailures >= 0 && failures >= ro.maxFailures
+	}
+	sem := make(chan struct{}, conc)
+	parent := t.spec.Name + "@" + hl.label
+	for _, wave := range waves {
+		var wg sync.WaitGroup
+		for _, h := range wave {
+			if stopped() || ctx.Err() != nil {
+				break
+			}
+			select {
+			case sem <- struct{}{}:
+			case <-ctx.Done():
+			}
+			if ctx.Err() != nil || stopped() {
+				if ctx.Err() == nil {
+					<-sem
+				}
+				break
+			}
+			wg.Go(func() {
+				defer func() { <-sem }()
+				o := s.runOnHost(ctx, req, t, args, h, ro.hostTimeout, parent)
+				mu.Lock()
+				outcomes[index[h]] = o
+				if o.Outcome != outcomeOK {
+					failures++
+				}
+				done++
+				n := done
+				mu.Unlock()
+				s.fanoutProgress(ctx, req, n, len(hl.hosts))
+			})
+		}
+		wg.Wait()
+		if stopped() {
+			break
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	res := actionResult{hosts: outcomes}
+	for _, o := range outcomes {
+		res.summary.Hosts++
+		switch o.Outcome {
+		case outcomeOK:
+			res.summary.OK++
+		case outcomeError:
+			res.summary.Error++
+		case outcomeRefused:
+			res.summary.Refused++
+		default:
+			res.summary.Skipped++
+		}
+	}
+	res.text = groupedText(t.spec.Name, outcomes, res.summary)
+	return res, nil
+}
+
+// fanoutProgress reports hosts done out of total to a client that asked
+// for progress (a progress token on the call).
+func (s *Server) fanoutProgress(ctx context.Context, req *sdk.CallToolRequest, done, total int) {
+	if req == nil || req.Params == nil || req.Session == nil {
+		return
+	}
+	tok := req.Params.GetProgressToken()
+	if tok == nil {
+		return
+	}
+	_ = req.Session.NotifyProgress(ctx, &sdk.ProgressNotificationParams{
+		ProgressToken: tok, Progress: float64(done), Total: float64(total),
+		Message: fmt.Sprintf("%d of %d hosts done", done, total),
+	})
+}
+
+// runOnHost is one host's share: the host's gate (its safety cap), the
+// tool, and the host's own audit record, linked to the fan-out call.
+func (s *Server) runOnHost(ctx context.Context, req *sdk.CallToolRequest, t *tool, args map[string]any, host string, timeout time.Duration, parent string) HostOutcome {
+	start := time.Now()
+	a := maps.Clone(args)
+	a["host"] = host
+	for _, k := range []string{"serial", "max_failures", "host_timeout"} {
+		delete(a, k)
+	}
+	hctx := ctx
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		hctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	var (
+		out any
+		err error
+	)
+	if err = s.hostGate(t, host); err == nil {
+		out, err = s.runGuarded(hctx, t, &Call{s: s, tool: t, Args: a, Host: host, req: req, parent: parent})
+		if err != nil && timeout > 0 && errors.Is(hctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
+			err = expectedf("host %q: no answer within host_timeout (%s s)", host, strconv.FormatFloat(timeout.Seconds(), 'f', -1, 64))
+		}
+	}
+	s.audit(ctx, req, t.spec.Name, host, a, parent, start, err)
+	o := HostOutcome{Host: host, Outcome: outcomeOK}
+	if err != nil {
+		info := describeError(err)
+		o.Outcome = outcomeError
+		if info.Refused {
+			o.Outcome = outcomeRefused
+		}
+		text, typ := info.Text, info.Type
+		o.Error, o.ErrorType = &text, &typ
+		return o
+	}
+	o.Result = out
+	return o
+}
+
+// runGuarded runs the tool, turning a panic into an error as attempt does.
+func (s *Server) runGuarded(ctx context.Context, t *tool, c *Call) (out any, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			s.log.Error("tool panicked", "tool", t.spec.Name, "host", c.Host, "panic", fmt.Sprint(r))
+			out, err = nil, unexpected("RuntimeError", fmt.Errorf("internal error in %s: %v", t.spec.Name, r))
+		}
+	}()
+	return t.run(ctx, c)
+}
+
+// groupedText is a fan-out action's text: a summary line, then one block
+// per distinct outcome, naming its hosts compactly ("dev-[01-12]").
+func groupedText(tool string, outs []HostOutcome, sum FanoutSummary) string {
+	type group struct {
+		hosts []string
+		head  string
+		body  string
+	}
+	var groups []*group
+	byKey := map[string]*group{}
+	for _, o := range outs {
+		head, body := outcomeText(tool, o)
+		key := head + "\x00" + body
+		g := byKey[key]
+		if g == nil {
+			g = &group{head: head, body: body}
+			byKey[key] = g
+			groups = append(groups, g)
+		}
+		g.hosts = append(g.hosts, o.Host)
+	}
+	// The largest group first: the common answer, then the odd ones out.
+	slices.SortStableFunc(groups, func(a, b *group) int { return len(b.hosts) - len(a.hosts) })
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s on %d hosts: %d ok", tool, sum.Hosts, sum.OK)
+	for _, c := range []struct {
+		n    int
+		what string
+	}{{sum.Error, "failed"}, {sum.Refused, "refused"}, {sum.Skipped, "skipped"}} {
+		if c.n > 0 {
+			fmt.Fprintf(&b, ", %d %s", c.n, c.what)
+		}
+	}
+	b.WriteString("\n")
+	for _, g := range groups {
+		noun := "hosts"
+		if len(g.hosts) == 1 {
+			noun = "host"
+		}
+		fmt.Fprintf(&b, "\n%d %s (%s): %s\n", len(g.hosts), noun, compactHosts(g.hosts), g.head)
+		if g.body != "" {
+			b.WriteString(g.body)
+			if !strings.HasSuffix(g.body, "\n") {
+				b.WriteString("\n")
+			}
+		}
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// outcomeText is how one host's outcome reads in the grouped text: a
+// head line and an optional body (a command's output). Hosts whose head
+// and body are equal are grouped, so the text leaves out what differs
+// between hosts without mattering (tmux ids, timings).
+func outcomeText(tool string, o HostOutcome) (head, body string) {
+	switch o.Outcome {
+	case outcomeSkipped:
+		return "skipped (not started: max_failures reached)", ""
+	case outcomeError, outcomeRefused:
+		return o.Outcome + ": " + firstLine(deref(o.Error)), ""
+	}
+	switch r := o.Result.(type) {
+	case RunCommandResult:
+		head = "exit status unknown"
+		if r.ExitStatus != nil {
+			head = "exit " + strconv.Itoa(*r.ExitStatus)
+		}
+		if r.TimedOut {
+			head = "timed out"
+		}
+		n := len(r.Output)
+		head += fmt.Sprintf(", %d line%s", n, plural(n))
+		return head, strings.Join(r.Output, "\n")
+	case WaitForTextResult:
+		return r.Outcome, strings.Join(r.MatchedLines, "\n")
+	case SessionInfo:
+		return "session " + deref(r.SessionName) + " created", ""
+	case WindowInfo:
+		return "window " + deref(r.WindowName) + " created", ""
+	case string:
+		return "ok: " + idPattern.ReplaceAllString(r, "${1}…"), ""
+	}
+	return "ok", ""
+}
+
+// idPattern finds tmux ids (%3, @2, $1), which differ between hosts
+// without mattering to the grouping.
+var idPattern = regexp.MustCompile(`([%@$])[0-9]+`)
+
+func deref(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// compactHosts names hosts compactly: names that differ only in a
+// trailing number of the same width are folded into ranges,
+// "dev-[01-03,07]"; the rest are listed.
+func compactHosts(hosts []string) string {
+	type key struct {
+		prefix string
+		width  int
+	}
+	nums := map[key][]int{}
+	var order []key
+	var plain []string
+	for _, h := range hosts {
+		i := len(h)
+		for i > 0 && h[i-1] >= '0' && h[i-1] <= '9' {
+			i--
+		}
+		if i == len(h) {
+			plain = append(plain, h)
+			continue
+		}
+		n, err := strconv.Atoi(h[i:])
+		if err != nil {
+			plain = append(plain, h)
+			continue
+		}
+		k := key{h[:i], len(h) - i}
+		if _, ok := nums[k]; !ok {
+			order = append(order, k)
+		}
+		nums[k] = append(nums[k], n)
+	}
+	var parts []string
+	for _, k := range order {
+		ns := nums[k]
+		if len(ns) == 1 {
+			parts = append(parts, fmt.Sprintf("%s%0*d", k.prefix, k.width, ns[0]))
+			continue
+		}
+		slices.Sort(ns)
+		var spans []string
+		for i := 0; i < len(ns); {
+			j := i
+			for j+1 < len(ns) && ns[j+1] == ns[j]+1 {
+				j++
+			}
+			if j > i {
+				spans = append(spans, fmt.Sprintf("%0*d-%0*d", k.width, ns[i], k.width, ns[j]))
+			} else {
+				spans = append(spans, fmt.Sprintf("%0*d", k.width, ns[i]))
+			}
+			i = j + 1
+		}
+		parts = append(parts, k.prefix+"["+strings.Join(spans, ",")+"]")
+	}
+	return strings.Join(append(parts, plain...), ", ")
+}
