@@ -43,6 +43,9 @@ func privateEnv(t *testing.T) string {
 	t.Setenv("TMUX", "")
 	t.Setenv("TMUX_PANE", "")
 	t.Setenv("FLEETMUX_HOSTS", "")
+	t.Setenv("FLEETMUX_TOOLSETS", "")
+	t.Setenv("LIBTMUX_SAFETY", "")
+	os.Unsetenv("LIBTMUX_SAFETY")
 	state := filepath.Join(t.TempDir(), "state", "state.db")
 	t.Setenv("FLEETMUX_STATE", state)
 	return state
@@ -203,8 +206,9 @@ func TestToolsTableAndNoStateFile(t *testing.T) {
 	if code != 0 || errOut != "" {
 		t.Fatalf("exit %d stderr %q", code, errOut)
 	}
-	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if len(lines) != 57 || !strings.HasPrefix(lines[0], "NAME") {
+	table, summary, _ := strings.Cut(out, "\n\n")
+	lines := strings.Split(strings.TrimSpace(table), "\n")
+	if len(lines) != 57 || !strings.HasPrefix(lines[0], "NAME") || !strings.HasPrefix(summary, "56 tools shown (safety tier destructive, toolsets all).") {
 		t.Fatalf("%d lines (want a header and 56 tools):\n%s", len(lines), out)
 	}
 	tiers := map[string]string{}
@@ -222,6 +226,53 @@ func TestToolsTableAndNoStateFile(t *testing.T) {
 	}
 	if _, err := os.Stat(state); !os.IsNotExist(err) {
 		t.Errorf("fleetmux tools created the state file: %v", err)
+	}
+}
+
+// --toolsets, FLEETMUX_TOOLSETS and --read-only select what `fleetmux
+// tools` lists and counts; an unknown toolset is a usage error naming
+// the valid ones.
+func TestToolsetFlags(t *testing.T) {
+	privateEnv(t)
+	for _, tc := range []struct {
+		name    string
+		env     string
+		args    []string
+		code    int
+		summary string
+		rows    map[string]string // toolset -> "SHOWN AVAILABLE"
+	}{
+		{"default", "", nil, 0, "51 tools shown (safety tier mutating, toolsets all).", map[string]string{"sessions": "6 6", "batch": "2 2", "fleet": "0 0"}},
+		{"cursor cap", "", []string{"--toolsets", "sessions,windows,panes,io,wait"}, 0, "39 tools shown (safety tier mutating, toolsets sessions,windows,panes,io,wait).", map[string]string{"panes": "12 12", "options": "0 4"}},
+		{"env", "io", nil, 0, "10 tools shown (safety tier mutating, toolsets io).", map[string]string{"io": "10 10", "sessions": "0 6"}},
+		{"flag beats env", "io", []string{"--toolsets", "hooks"}, 0, "2 tools shown (safety tier mutating, toolsets hooks).", nil},
+		{"read-only", "", []string{"--read-only"}, 0, "21 tools shown (safety tier readonly, toolsets all).", map[string]string{"io": "5 5", "batch": "1 1"}},
+		{"read-only and a set", "", []string{"--read-only", "--toolsets", "panes"}, 0, "3 tools shown (safety tier readonly, toolsets panes).", nil},
+		{"unknown", "", []string{"--toolsets", "io,pane"}, 2, "", nil},
+		{"unknown in env", "nope", nil, 2, "", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("FLEETMUX_TOOLSETS", tc.env)
+			code, out, errOut := runCLI(t, append([]string{"tools"}, tc.args...)...)
+			if code != tc.code {
+				t.Fatalf("exit %d, want %d; stderr %q", code, tc.code, errOut)
+			}
+			if tc.code == 2 {
+				if !strings.Contains(errOut, "valid toolsets: sessions,windows,panes,io,wait,buffers,options,hooks,batch,fleet") || strings.Count(errOut, "\n") != 1 {
+					t.Errorf("usage error %q does not list the valid toolsets on one line", errOut)
+				}
+				return
+			}
+			if !strings.Contains(out, "\n"+tc.summary+"\n") {
+				t.Errorf("no summary %q in:\n%s", tc.summary, out)
+			}
+			for set, want := range tc.rows {
+				m := regexp.MustCompile(`(?m)^` + set + ` +(\d+) +(\d+) `).FindStringSubmatch(out)
+				if m == nil || m[1]+" "+m[2] != want {
+					t.Errorf("toolset %s: %v, want %s", set, m, want)
+				}
+			}
+		})
 	}
 }
 
