@@ -104,7 +104,7 @@ type Server struct {
 	sessionID string
 	getenv    func(string) string
 	// sets holds the toolsets shown; nil means all.
-	sets map[string]bool
+	sets      map[string]bool
 	auditWarn sync.Once
 	// background holds work a call leaves to finish after it returned
 	// (wait_for_text's polls under way); shutdown waits for it.
