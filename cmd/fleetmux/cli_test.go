@@ -475,8 +475,11 @@ func TestClientConfigs(t *testing.T) {
 		}
 		for name, sv := range servers {
 			seen++
-			if filepath.Base(sv.Command) != "fleetmux" {
-				t.Errorf("%s/%s: command %q", f, name, sv.Command)
+			if sv.Command != configPlaceholder {
+				t.Errorf("%s/%s: command %q, want the absolute-path placeholder %q that configs/README.md explains", f, name, sv.Command, configPlaceholder)
+			}
+			if _, ok := sv.Env["LIBTMUX_SAFETY"]; !ok {
+				t.Errorf("%s/%s: no env with LIBTMUX_SAFETY: settings belong in the entry's env", f, name)
 			}
 			for k, v := range sv.Env {
 				t.Setenv(k, v)
@@ -502,6 +505,10 @@ func TestClientConfigs(t *testing.T) {
 		t.Errorf("only %d server entries checked", seen)
 	}
 }
+
+// configPlaceholder is the command of the shipped client configs, which
+// the user replaces with the absolute path of the binary.
+const configPlaceholder = "/ABSOLUTE/PATH/TO/fleetmux"
 
 type configServer struct {
 	Command string            `json:"command"`
@@ -593,6 +600,12 @@ func TestInstallAndRegisterCommands(t *testing.T) {
 	}
 	gobin := t.TempDir()
 	t.Setenv("GOBIN", gobin)
+	for _, v := range []string{"LIBTMUX_SAFETY", "LIBTMUX_SOCKET_PATH", "LIBTMUX_TMUX_BIN", "LIBTMUX_SUPPRESS_HISTORY", "LIBTMUX_MCP_WAIT_MAX_SECONDS", "FLEETMUX_HOSTS", "FLEETMUX_SSH_CONFIG", "FLEETMUX_STATE", "FLEETMUX_TOOLSETS"} {
+		t.Setenv(v, "")
+	}
+	// configs/claude-code.sh stores the settings of the environment in the
+	// entry; the README's one-liner registers the bare command.
+	t.Setenv("LIBTMUX_SOCKET", `work "a" $b`)
 	for _, c := range []struct{ name, script string }{
 		{"README", string(m[1])},
 		{"configs/claude-code.sh", "sh configs/claude-code.sh"},
@@ -607,7 +620,10 @@ func TestInstallAndRegisterCommands(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: claude was not run: %v", c.name, err)
 		}
-		want := []string{"mcp", "add", "tmux", "--", filepath.Join(gobin, "fleetmux")}
+		want := []string{"mcp", "add", "--scope", "user", "tmux", "--", filepath.Join(gobin, "fleetmux")}
+		if c.name != "README" {
+			want = []string{"mcp", "add", "--scope", "user", "tmux", "-e", `LIBTMUX_SOCKET=work "a" $b`, "--", filepath.Join(gobin, "fleetmux")}
+		}
 		if args := strings.Split(strings.TrimSpace(string(got)), "\n"); !slices.Equal(args, want) {
 			t.Errorf("%s: claude %q, want %q", c.name, args, want)
 		}
