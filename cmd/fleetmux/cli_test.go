@@ -72,6 +72,9 @@ func TestHelpOnStdoutOnce(t *testing.T) {
 		{[]string{"call", "list_sessions", "--help"}, []string{"host"}},
 		{[]string{"audit", "--help"}, []string{"state", "json", "host", "tool", "outcome", "since", "until", "limit", "follow", "compact"}},
 		{[]string{"bench", "--help"}, []string{"hosts", "ssh-config", "host", "n", "json"}},
+		{[]string{"doctor", "--help"}, []string{"hosts", "ssh-config", "state", "json"}},
+		{[]string{"help", "doctor"}, []string{"hosts"}},
+		{[]string{"tools", "--help"}, []string{"toolsets", "read-only"}},
 	} {
 		code, out, errOut := runCLI(t, tt.args...)
 		if code != 0 || errOut != "" || !strings.Contains(out, "Usage") {
@@ -87,7 +90,7 @@ func TestHelpOnStdoutOnce(t *testing.T) {
 			}
 		}
 	}
-	for _, sc := range []string{"tools", "call", "hosts", "audit", "bench"} {
+	for _, sc := range []string{"tools", "call", "hosts", "audit", "bench", "doctor"} {
 		if _, out, _ := runCLI(t, "--help"); !strings.Contains(out, "fleetmux "+sc) {
 			t.Errorf("main help does not list %s", sc)
 		}
@@ -121,6 +124,11 @@ func TestUsageErrorsAreOneLine(t *testing.T) {
 		{"bench", "--bogus"},
 		{"bench", "extra"},
 		{"bench", "--n", "0"},
+		{"--toolsets", "bogus"},
+		{"tools", "--toolsets", "io,,pane"},
+		{"call", "list_sessions", "--toolsets", "nope"},
+		{"doctor", "--bogus"},
+		{"doctor", "extra"},
 	} {
 		code, out, errOut := runCLI(t, args...)
 		if code != 2 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.HasPrefix(errOut, "fleetmux") {
@@ -461,7 +469,15 @@ func TestClientConfigs(t *testing.T) {
 			}
 			servers = doc.MCPServers
 		case ".toml":
-			servers = parseCodexTOML(t, f, string(data))
+			entries, err := readCodex(data)
+			if err != nil {
+				t.Errorf("%s: %v", f, err)
+				continue
+			}
+			servers = map[string]configServer{}
+			for _, e := range entries {
+				servers[e.Name] = configServer{Command: e.Command, Args: e.Args, Env: e.Env}
+			}
 		case ".sh":
 			if out, err := exec.Command("sh", "-n", f).CombinedOutput(); err != nil {
 				t.Errorf("%s: %v %s", f, err, out)
@@ -506,68 +522,10 @@ func TestClientConfigs(t *testing.T) {
 	}
 }
 
-// configPlaceholder is the command of the shipped client configs, which
-// the user replaces with the absolute path of the binary.
-const configPlaceholder = "/ABSOLUTE/PATH/TO/fleetmux"
-
 type configServer struct {
 	Command string            `json:"command"`
 	Args    []string          `json:"args"`
 	Env     map[string]string `json:"env"`
-}
-
-// parseCodexTOML reads the [mcp_servers.NAME] tables of a Codex config:
-// command, args (a JSON-compatible array) and env (an inline table of
-// quoted strings).
-func parseCodexTOML(t *testing.T, file, text string) map[string]configServer {
-	t.Helper()
-	out := map[string]configServer{}
-	var cur string
-	pair := regexp.MustCompile(`"([^"]*)"\s*=\s*"([^"]*)"`)
-	for i, line := range strings.Split(text, "\n") {
-		line = strings.TrimSpace(line)
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		if strings.HasPrefix(line, "[") {
-			name, ok := strings.CutPrefix(strings.Trim(line, "[]"), "mcp_servers.")
-			if !ok || !strings.HasSuffix(line, "]") {
-				t.Errorf("%s:%d: unexpected table %q", file, i+1, line)
-			}
-			cur = name
-			out[cur] = configServer{}
-			continue
-		}
-		key, val, ok := strings.Cut(line, "=")
-		if !ok || cur == "" {
-			t.Errorf("%s:%d: not a key = value line: %q", file, i+1, line)
-			continue
-		}
-		sv := out[cur]
-		switch strings.TrimSpace(key) {
-		case "command":
-			if err := json.Unmarshal([]byte(strings.TrimSpace(val)), &sv.Command); err != nil {
-				t.Errorf("%s:%d: command: %v", file, i+1, err)
-			}
-		case "args":
-			if err := json.Unmarshal([]byte(strings.TrimSpace(val)), &sv.Args); err != nil {
-				t.Errorf("%s:%d: args: %v", file, i+1, err)
-			}
-		case "env":
-			v := strings.TrimSpace(val)
-			if !strings.HasPrefix(v, "{") || !strings.HasSuffix(v, "}") {
-				t.Errorf("%s:%d: env is not an inline table", file, i+1)
-			}
-			sv.Env = map[string]string{}
-			for _, m := range pair.FindAllStringSubmatch(v, -1) {
-				sv.Env[m[1]] = m[2]
-			}
-		default:
-			t.Errorf("%s:%d: unknown key %q", file, i+1, key)
-		}
-		out[cur] = sv
-	}
-	return out
 }
 
 // fakeClaude puts a `claude` on PATH that records its arguments, and
@@ -643,7 +601,7 @@ func TestReadmeFlagsAndCommandsExist(t *testing.T) {
 		t.Fatal(err)
 	}
 	var help strings.Builder
-	for _, args := range [][]string{{"--help"}, {"tools", "--help"}, {"call", "--help"}, {"hosts", "--help"}, {"audit", "--help"}, {"bench", "--help"}} {
+	for _, args := range [][]string{{"--help"}, {"tools", "--help"}, {"call", "--help"}, {"hosts", "--help"}, {"audit", "--help"}, {"bench", "--help"}, {"doctor", "--help"}} {
 		_, out, errOut := runCLI(t, args...)
 		help.WriteString(out + errOut)
 	}

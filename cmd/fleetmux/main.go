@@ -37,6 +37,10 @@ var subcommands = map[string]func(args []string, stdout, stderr io.Writer) int{
 	"bench": runBench,
 }
 
+// doctor reads the subcommand table (an entry of a client config may name
+// a subcommand), so it joins the table at init.
+func init() { subcommands["doctor"] = runDoctor }
+
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
@@ -51,6 +55,10 @@ Usage:
   fleetmux hosts [--json] [--check] show ssh_config hosts and how they resolve
   fleetmux audit [flags]            query the persisted audit log
   fleetmux bench [flags]            measure tool-call latency per transport
+  fleetmux doctor [--hosts P] [--json]
+                                    check tmux, the state file, ssh, hosts and
+                                    the MCP client configs, with a fix for each
+                                    problem
   fleetmux help [COMMAND]           this help, or the help of COMMAND
 
 Serving speaks MCP on stdin/stdout; logs go to stderr. It is meant to be
@@ -247,7 +255,7 @@ func runHelp(args []string, stdout, stderr io.Writer) int {
 	if sc, ok := subcommands[args[0]]; ok {
 		return sc([]string{"--help"}, stdout, stderr)
 	}
-	fmt.Fprintf(stderr, "fleetmux help: unknown command %q (commands: tools, call, hosts, audit, bench)\n", args[0])
+	fmt.Fprintf(stderr, "fleetmux help: unknown command %q (commands: tools, call, hosts, audit, bench, doctor)\n", args[0])
 	return 2
 }
 
