@@ -22,7 +22,6 @@ func TestDoctorHosts(t *testing.T) {
 	dir := t.TempDir()
 	kh := filepath.Join(dir, "known_hosts")
 	sshtest.WriteKnownHosts(t, kh, sshtest.KnownHostsOptions{Hashed: true}, good, changed)
-	khBefore, _ := os.ReadFile(kh)
 	cfg := filepath.Join(dir, "ssh_config")
 	env.WriteSSHConfig(cfg, sshtest.SSHConfigOptions{KnownHostsFile: kh}, good, stranger)
 	newcfg := filepath.Join(dir, "ssh_config.accept-new")
@@ -70,7 +69,7 @@ Host dead-1
 	}
 	f.WriteString(strings.Join(aliasLines, "\n") + "\n")
 	f.Close()
-	khBefore, _ = os.ReadFile(kh)
+	khBefore, _ := os.ReadFile(kh)
 	data, _ := os.ReadFile(cfg)
 	if err := os.WriteFile(cfg, append(data, []byte(extra)...), 0o600); err != nil {
 		t.Fatal(err)
