@@ -9,6 +9,9 @@ command -v tmux >/dev/null 2>&1 || need+=(tmux)
 [ -x /usr/sbin/sshd ] || need+=(openssh-server)
 command -v ssh >/dev/null 2>&1 || need+=(openssh-client)
 command -v ssh-agent >/dev/null 2>&1 || need+=(openssh-client)
+# npm installs the real MCP clients the shipped configs are tested with
+# (cmd/fleetmux TestRealClients; cached under ~/.cache/fleetmux-test).
+command -v npm >/dev/null 2>&1 || need+=(npm)
 # Login shells the SSH transport is tested under (fish, tcsh, zsh).
 for sh in fish tcsh zsh; do command -v "$sh" >/dev/null 2>&1 || need+=("$sh"); done
 if [ "${#need[@]}" -gt 0 ]; then

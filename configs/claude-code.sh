@@ -1,8 +1,15 @@
 #!/bin/sh
-# Register fleetmux with Claude Code. Run it from anywhere after
-# `go install ./cmd/fleetmux` in a clone of the repository. The absolute
-# path of the installed binary is registered, because an MCP client does not
-# necessarily start servers with your shell's PATH.
+# Register fleetmux with Claude Code for your user, so that it is there in
+# every directory (`claude mcp add` without --scope registers a server for
+# the current directory only). Run it from anywhere after
+# `go install ./cmd/fleetmux` in a clone of the repository.
+#
+# The absolute path of the installed binary is registered: an MCP client
+# does not necessarily start servers with your shell's PATH. The fleetmux
+# and libtmux-mcp variables set in your environment now (LIBTMUX_SOCKET,
+# FLEETMUX_HOSTS, ...) are stored in the entry's env: MCP clients start
+# servers with a minimal environment, so a setting only in your shell may
+# not reach fleetmux.
 set -eu
 cd "$(dirname "$0")/.."
 bin="$(go list -f '{{.Target}}' ./cmd/fleetmux)"
@@ -11,10 +18,20 @@ if [ ! -x "$bin" ]; then
     exit 1
 fi
 
-# Local mode: a drop-in for libtmux-mcp.
-claude mcp add tmux -- "$bin"
+set --
+for var in LIBTMUX_SAFETY LIBTMUX_SOCKET LIBTMUX_SOCKET_PATH LIBTMUX_TMUX_BIN \
+    LIBTMUX_SUPPRESS_HISTORY LIBTMUX_MCP_WAIT_MAX_SECONDS \
+    FLEETMUX_HOSTS FLEETMUX_SSH_CONFIG FLEETMUX_STATE FLEETMUX_TOOLSETS; do
+    if eval "[ -n \"\${$var:-}\" ]"; then
+        eval "set -- \"\$@\" -e \"$var=\${$var}\""
+    fi
+done
+
+# Local mode (the drop-in for libtmux-mcp), in the user scope.
+claude mcp add --scope user tmux "$@" -- "$bin"
+echo "registered $bin as MCP server \"tmux\" for your user; check with: claude mcp list" >&2
 
 # Fleet mode: the Host aliases of ~/.ssh/config that match dev-* (see
 # configs/README.md). The agent socket path is stored as it is now, so use a
 # stable one (for example the systemd user agent socket).
-# claude mcp add tmux-fleet -e SSH_AUTH_SOCK="$SSH_AUTH_SOCK" -- "$bin" --hosts 'dev-*'
+# claude mcp add --scope user tmux-fleet -e FLEETMUX_HOSTS='dev-*' -e SSH_AUTH_SOCK="$SSH_AUTH_SOCK" -- "$bin"

@@ -27,11 +27,16 @@ import (
 	"github.com/fleetmux/fleetmux/transport"
 )
 
-// Version is the version fleetmux reports as the anchor's serverInfo.
+// The identity fleetmux reports in serverInfo: the anchor's name, version
+// and website, as the contract requires (clients and users key on the
+// name). fleetmux's own name and version go in serverInfo.title (see
+// Options.Version), which clients show where they have room for it.
 const (
 	ServerName    = "tmux"
 	ServerVersion = "0.1.0a20"
 	WebsiteURL    = "https://libtmux-mcp.git-pull.com/"
+	// ProductName is fleetmux's own name, reported in serverInfo.title.
+	ProductName = "fleetmux"
 	// LocalHost is the reserved name of this machine in fleet mode.
 	LocalHost = "local"
 )
@@ -84,6 +89,12 @@ type Options struct {
 	// FanoutConcurrency caps the hosts a fan-out call works on at once
 	// (0: DefaultFanoutConcurrency).
 	FanoutConcurrency int
+	// Version is fleetmux's own version: serverInfo.title is
+	// "fleetmux <Version>" ("fleetmux" when empty).
+	Version string
+	// Toolsets shows only the tools of these toolsets (see
+	// ParseToolsets); nil shows every toolset.
+	Toolsets []string
 }
 
 // Server is the fleetmux MCP server.
@@ -95,6 +106,8 @@ type Server struct {
 	byName    map[string]*tool
 	sessionID string
 	getenv    func(string) string
+	// sets holds the toolsets shown; nil means all.
+	sets      map[string]bool
 	auditWarn sync.Once
 	// background holds work a call leaves to finish after it returned
 	// (wait_for_text's polls under way); shutdown waits for it.
@@ -114,11 +127,20 @@ func New(opts Options) (*Server, error) {
 		opts.Backend = LocalBackend()
 	}
 	s := &Server{opts: opts, log: opts.Logger, byName: map[string]*tool{}, getenv: opts.Getenv, sessionID: newSessionID()}
+	if opts.Toolsets != nil {
+		s.sets = map[string]bool{}
+		for _, name := range opts.Toolsets {
+			if !slices.ContainsFunc(toolsets, func(ts Toolset) bool { return ts.Name == name }) {
+				return nil, fmt.Errorf("mcp: unknown toolset %q; valid toolsets: %s", name, ToolsetNames())
+			}
+			s.sets[name] = true
+		}
+	}
 	instr, err := buildInstructions(opts.Settings, opts.Getenv("TMUX_PANE"), opts.Getenv("TMUX"))
 	if err != nil {
 		return nil, err
 	}
-	s.sdk = sdk.NewServer(&sdk.Implementation{Name: ServerName, Version: ServerVersion, WebsiteURL: WebsiteURL}, &sdk.ServerOptions{
+	s.sdk = sdk.NewServer(&sdk.Implementation{Name: ServerName, Title: Title(opts.Version), Version: ServerVersion, WebsiteURL: WebsiteURL}, &sdk.ServerOptions{
 		Instructions: instr,
 		Logger:       opts.Logger,
 		Capabilities: &sdk.ServerCapabilities{
@@ -149,6 +171,14 @@ func New(opts Options) (*Server, error) {
 	s.addPrompts()
 	s.sdk.AddReceivingMiddleware(s.middleware)
 	return s, nil
+}
+
+// Title is the serverInfo.title of fleetmux version v: "fleetmux v".
+func Title(v string) string {
+	if v == "" {
+		return ProductName
+	}
+	return ProductName + " " + v
 }
 
 func newSessionID() string {
@@ -189,8 +219,13 @@ func (s *Server) Run(ctx context.Context, t sdk.Transport) error {
 	}
 }
 
-// visible reports whether the tier gate shows t.
-func (s *Server) visible(t *tool) bool { return t.tier <= s.opts.Settings.Safety }
+// visible reports whether t is shown: its tier is within the safety tier
+// and its toolset is selected. Everything that hides a tool (tools/list,
+// tools/call, batches) asks this one function, so a tool outside the
+// selected toolsets behaves exactly like one above the tier.
+func (s *Server) visible(t *tool) bool {
+	return t.tier <= s.opts.Settings.Safety && (s.sets == nil || s.sets[t.def.set])
+}
 
 func (s *Server) sdkTool(t *tool, fleet bool) *sdk.Tool {
 	ts := t.spec

@@ -3,6 +3,8 @@ package mcp
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 )
 
 // targetKind is what a tool acts on. Dispatch resolves it before the
@@ -37,6 +39,9 @@ type mergeFunc func(outs []any) (any, error)
 // joined to the definition by name when the server is built).
 type toolDef struct {
 	name string
+	// set is the tool's toolset (see toolsets): --toolsets shows only the
+	// tools of the sets it names.
+	set string
 	// check validates arguments beyond their schema, before anything is
 	// resolved or run (nil: nothing to check).
 	check func(c *Call) error
@@ -56,84 +61,151 @@ type toolDef struct {
 
 type handlerFunc func(ctx context.Context, c *Call) (any, error)
 
+// Toolset is a named group of tools. Options.Toolsets (--toolsets,
+// FLEETMUX_TOOLSETS) shows only the tools of the named sets, so that a
+// client with a cap on the number of tools can be served; a hidden tool
+// behaves exactly like a tool hidden by the safety tier.
+type Toolset struct {
+	Name string
+	// About says what the set holds, for help texts.
+	About string
+}
+
+// toolsets lists every toolset, in the order help texts show them. Each
+// row of toolDefs names one of them.
+var toolsets = []Toolset{
+	{"sessions", "tmux servers and sessions: list, create, inspect, rename and kill them"},
+	{"windows", "windows: list, create, select, inspect, rename, lay out, resize, move, kill"},
+	{"panes", "panes: list, split, select, swap, resize, title, find by position, copy mode, pipe, respawn, kill"},
+	{"io", "keys in and text out: send_keys, run_command, capture, snapshot, search, display_message, paste_text, clear"},
+	{"wait", "waiting: wait_for_text and tmux wait-for channels"},
+	{"buffers", "paste buffers: load, paste, show, delete"},
+	{"options", "tmux options and environment: show and set"},
+	{"hooks", "tmux hooks (read-only)"},
+	{"batch", "the call_*_tools_batch tools; a batch runs only tools that are shown"},
+	{"fleet", "list_hosts (fleet mode only)"},
+}
+
+// Toolsets returns the toolsets in help order.
+func Toolsets() []Toolset { return append([]Toolset(nil), toolsets...) }
+
+// ToolsetNames returns the toolset names, comma-separated, in help order.
+func ToolsetNames() string {
+	names := make([]string, len(toolsets))
+	for i, ts := range toolsets {
+		names[i] = ts.Name
+	}
+	return strings.Join(names, ",")
+}
+
+// ParseToolsets reads a comma-separated list of toolset names (spaces
+// around names are ignored). Empty or "all" means every toolset and
+// returns nil; an unknown name is an error that lists the valid ones.
+func ParseToolsets(list string) ([]string, error) {
+	var out []string
+	all := strings.TrimSpace(list) == ""
+	for _, name := range strings.Split(list, ",") {
+		name = strings.TrimSpace(name)
+		switch {
+		case name == "":
+			continue
+		case name == "all":
+			all = true
+			continue
+		case !slices.ContainsFunc(toolsets, func(ts Toolset) bool { return ts.Name == name }):
+			return nil, fmt.Errorf("unknown toolset %q; valid toolsets: %s (or all)", name, ToolsetNames())
+		}
+		if !slices.Contains(out, name) {
+			out = append(out, name)
+		}
+	}
+	if all {
+		return nil, nil
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no toolset named; valid toolsets: %s (or all)", ToolsetNames())
+	}
+	return out, nil
+}
+
 // toolDefs is every tool fleetmux serves, in the anchor's order, then the
 // fleet-only tools. TestToolTable checks it against the surface.
 var toolDefs = []toolDef{
 	// Batches run other tools through the whole pipeline.
-	{name: "call_readonly_tools_batch", run: batchHandler(TierReadonly)},
-	{name: "call_mutating_tools_batch", run: batchHandler(TierMutating)},
-	{name: "call_destructive_tools_batch", run: batchHandler(TierDestructive)},
+	{name: "call_readonly_tools_batch", set: "batch", run: batchHandler(TierReadonly)},
+	{name: "call_mutating_tools_batch", set: "batch", run: batchHandler(TierMutating)},
+	{name: "call_destructive_tools_batch", set: "batch", run: batchHandler(TierDestructive)},
 
 	// Server.
-	{name: "list_sessions", target: targetServer, run: listSessions, merge: mergeLists},
-	{name: "list_servers", run: listServers, merge: mergeLists},
-	{name: "create_session", target: targetServer, check: checkCreateSession, run: createSession},
-	{name: "kill_server", target: targetServer, run: killServer},
-	{name: "get_server_info", target: targetServer, run: getServerInfo, merge: mergeServerInfo},
+	{name: "list_sessions", set: "sessions", target: targetServer, run: listSessions, merge: mergeLists},
+	{name: "list_servers", set: "sessions", run: listServers, merge: mergeLists},
+	{name: "create_session", set: "sessions", target: targetServer, check: checkCreateSession, run: createSession},
+	{name: "kill_server", set: "sessions", target: targetServer, run: killServer},
+	{name: "get_server_info", set: "sessions", target: targetServer, run: getServerInfo, merge: mergeServerInfo},
 
 	// Sessions.
-	{name: "list_windows", target: targetServer, run: listWindows, merge: mergeLists},
-	{name: "get_session_info", target: targetSession, run: getSessionInfo},
-	{name: "create_window", target: targetServer, check: checkSpawnEnv, run: createWindow},
-	{name: "rename_session", target: targetServer, check: checkRenameSession, run: renameSession},
-	{name: "kill_session", target: targetServer, check: checkKillSession, run: killSession},
-	{name: "select_window", target: targetServer, check: checkSelectWindow, run: selectWindow},
+	{name: "list_windows", set: "windows", target: targetServer, run: listWindows, merge: mergeLists},
+	{name: "get_session_info", set: "sessions", target: targetSession, run: getSessionInfo},
+	{name: "create_window", set: "windows", target: targetServer, check: checkSpawnEnv, run: createWindow},
+	{name: "rename_session", set: "sessions", target: targetServer, check: checkRenameSession, run: renameSession},
+	{name: "kill_session", set: "sessions", target: targetServer, check: checkKillSession, run: killSession},
+	{name: "select_window", set: "windows", target: targetServer, check: checkSelectWindow, run: selectWindow},
 
 	// Windows.
-	{name: "list_panes", target: targetServer, run: listPanes, merge: mergeLists},
-	{name: "get_window_info", target: targetWindow, run: getWindowInfo},
-	{name: "split_window", target: targetServer, check: checkSpawnEnv, run: splitWindow},
-	{name: "rename_window", target: targetServer, run: renameWindow},
-	{name: "kill_window", target: targetServer, run: killWindow},
-	{name: "select_layout", target: targetServer, check: checkLayout, run: selectLayout},
-	{name: "resize_window", target: targetServer, run: resizeWindow},
-	{name: "move_window", target: targetWindow, run: moveWindow},
+	{name: "list_panes", set: "panes", target: targetServer, run: listPanes, merge: mergeLists},
+	{name: "get_window_info", set: "windows", target: targetWindow, run: getWindowInfo},
+	{name: "split_window", set: "panes", target: targetServer, check: checkSpawnEnv, run: splitWindow},
+	{name: "rename_window", set: "windows", target: targetServer, run: renameWindow},
+	{name: "kill_window", set: "windows", target: targetServer, run: killWindow},
+	{name: "select_layout", set: "windows", target: targetServer, check: checkLayout, run: selectLayout},
+	{name: "resize_window", set: "windows", target: targetServer, run: resizeWindow},
+	{name: "move_window", set: "windows", target: targetWindow, run: moveWindow},
 
 	// Panes: keys and output.
-	{name: "send_keys", target: targetServer, run: toolSendKeys},
-	{name: "send_keys_batch", target: targetServer, run: sendKeysBatch},
-	{name: "run_command", target: targetServer, check: checkRunCommand, run: runCommand,
+	{name: "send_keys", set: "io", target: targetServer, run: toolSendKeys},
+	{name: "send_keys_batch", set: "io", target: targetServer, run: sendKeysBatch},
+	{name: "run_command", set: "io", target: targetServer, check: checkRunCommand, run: runCommand,
 		defaults: func(st Settings) map[string]any { return map[string]any{"suppress_history": st.SuppressHistory} }},
-	{name: "capture_pane", target: targetServer, run: toolCapturePane},
-	{name: "capture_since", target: targetServer, check: checkCaptureSince, run: captureSince},
+	{name: "capture_pane", set: "io", target: targetServer, run: toolCapturePane},
+	{name: "capture_since", set: "io", target: targetServer, check: checkCaptureSince, run: captureSince},
 
 	// Panes: lifecycle and layout.
-	{name: "resize_pane", target: targetServer, check: checkResizePane, run: toolResizePane},
-	{name: "kill_pane", target: targetServer, run: toolKillPane},
-	{name: "respawn_pane", target: targetServer, check: checkSpawnEnv, run: toolRespawnPane},
-	{name: "set_pane_title", target: targetServer, run: toolSetPaneTitle},
-	{name: "get_pane_info", target: targetPane, run: toolGetPaneInfo},
-	{name: "find_pane_by_position", target: targetWindow, run: toolFindPaneByPosition},
-	{name: "clear_pane", target: targetServer, run: toolClearPane},
-	{name: "search_panes", target: targetServer, check: checkSearchPattern, run: searchPanes, merge: mergeSearch},
-	{name: "wait_for_text", target: targetServer, run: waitForText},
-	{name: "snapshot_pane", target: targetServer, run: toolSnapshotPane},
-	{name: "select_pane", target: targetServer, check: checkSelectPane, run: toolSelectPane},
-	{name: "swap_pane", target: targetServer, run: toolSwapPane},
-	{name: "pipe_pane", target: targetServer, run: toolPipePane},
-	{name: "display_message", target: targetServer, check: checkDisplayFormat, run: toolDisplayMessage, limited: true},
-	{name: "enter_copy_mode", target: targetServer, run: toolEnterCopyMode},
-	{name: "exit_copy_mode", target: targetServer, run: toolExitCopyMode},
-	{name: "paste_text", target: targetPane, run: toolPasteText},
+	{name: "resize_pane", set: "panes", target: targetServer, check: checkResizePane, run: toolResizePane},
+	{name: "kill_pane", set: "panes", target: targetServer, run: toolKillPane},
+	{name: "respawn_pane", set: "panes", target: targetServer, check: checkSpawnEnv, run: toolRespawnPane},
+	{name: "set_pane_title", set: "panes", target: targetServer, run: toolSetPaneTitle},
+	{name: "get_pane_info", set: "panes", target: targetPane, run: toolGetPaneInfo},
+	{name: "find_pane_by_position", set: "panes", target: targetWindow, run: toolFindPaneByPosition},
+	{name: "clear_pane", set: "io", target: targetServer, run: toolClearPane},
+	{name: "search_panes", set: "io", target: targetServer, check: checkSearchPattern, run: searchPanes, merge: mergeSearch},
+	{name: "wait_for_text", set: "wait", target: targetServer, run: waitForText},
+	{name: "snapshot_pane", set: "io", target: targetServer, run: toolSnapshotPane},
+	{name: "select_pane", set: "panes", target: targetServer, check: checkSelectPane, run: toolSelectPane},
+	{name: "swap_pane", set: "panes", target: targetServer, run: toolSwapPane},
+	{name: "pipe_pane", set: "panes", target: targetServer, run: toolPipePane},
+	{name: "display_message", set: "io", target: targetServer, check: checkDisplayFormat, run: toolDisplayMessage, limited: true},
+	{name: "enter_copy_mode", set: "panes", target: targetServer, run: toolEnterCopyMode},
+	{name: "exit_copy_mode", set: "panes", target: targetServer, run: toolExitCopyMode},
+	{name: "paste_text", set: "io", target: targetPane, run: toolPasteText},
 
 	// Options, environment, hooks.
-	{name: "show_option", target: targetServer, check: checkOptionName, run: showOption},
-	{name: "set_option", target: targetServer, check: checkOptionName, run: setOption},
-	{name: "show_environment", target: targetServer, run: showEnvironment},
-	{name: "set_environment", target: targetServer, run: setEnvironment},
+	{name: "show_option", set: "options", target: targetServer, check: checkOptionName, run: showOption},
+	{name: "set_option", set: "options", target: targetServer, check: checkOptionName, run: setOption},
+	{name: "show_environment", set: "options", target: targetServer, run: showEnvironment},
+	{name: "set_environment", set: "options", target: targetServer, run: setEnvironment},
 
 	// Channels and buffers.
-	{name: "wait_for_channel", target: targetServer, run: waitForChannel},
-	{name: "signal_channel", target: targetServer, run: signalChannel},
-	{name: "load_buffer", target: targetServer, run: loadBuffer},
-	{name: "paste_buffer", target: targetServer, check: checkBufferArg, run: pasteBuffer},
-	{name: "show_buffer", target: targetServer, check: checkBufferArg, run: showBuffer},
-	{name: "delete_buffer", target: targetServer, check: checkBufferArg, run: deleteBuffer},
-	{name: "show_hooks", target: targetServer, run: showHooks},
-	{name: "show_hook", target: targetServer, check: checkHookName, run: showHook},
+	{name: "wait_for_channel", set: "wait", target: targetServer, run: waitForChannel},
+	{name: "signal_channel", set: "wait", target: targetServer, run: signalChannel},
+	{name: "load_buffer", set: "buffers", target: targetServer, run: loadBuffer},
+	{name: "paste_buffer", set: "buffers", target: targetServer, check: checkBufferArg, run: pasteBuffer},
+	{name: "show_buffer", set: "buffers", target: targetServer, check: checkBufferArg, run: showBuffer},
+	{name: "delete_buffer", set: "buffers", target: targetServer, check: checkBufferArg, run: deleteBuffer},
+	{name: "show_hooks", set: "hooks", target: targetServer, run: showHooks},
+	{name: "show_hook", set: "hooks", target: targetServer, check: checkHookName, run: showHook},
 
 	// Fleet mode only (surface_fleet.json).
-	{name: "list_hosts", run: listHosts},
+	{name: "list_hosts", set: "fleet", run: listHosts},
 }
 
 // joinTools joins the surface's tool specs to their definitions in the
@@ -155,6 +227,9 @@ func joinTools(specs []*toolSpec, defs []toolDef) ([]*tool, error) {
 			return nil, fmt.Errorf("mcp: tool %s is in the surface but has no definition", ts.Name)
 		}
 		delete(byName, ts.Name)
+		if !slices.ContainsFunc(toolsets, func(set Toolset) bool { return set.Name == d.set }) {
+			return nil, fmt.Errorf("mcp: tool %s: unknown toolset %q", ts.Name, d.set)
+		}
 		tier, ok := ParseTier(ts.Tier)
 		if !ok {
 			return nil, fmt.Errorf("mcp: tool %s: bad tier %q", ts.Name, ts.Tier)
@@ -212,4 +287,29 @@ func (t *tool) run(ctx context.Context, c *Call) (any, error) {
 		return nil, err
 	}
 	return t.def.run(ctx, c)
+}
+
+// ToolsetOf returns the toolset of the named tool ("" for no such tool).
+func ToolsetOf(name string) string {
+	for i := range toolDefs {
+		if toolDefs[i].name == name {
+			return toolDefs[i].set
+		}
+	}
+	return ""
+}
+
+// ToolsetSizes returns, for each toolset, how many of its tools the
+// safety tier admits; fleet counts the fleet-only tools too. It is what
+// selecting the toolset adds to tools/list.
+func ToolsetSizes(safety Tier, fleet bool) map[string]int {
+	out := map[string]int{}
+	for _, ts := range append(append([]*toolSpec(nil), spec.Tools...), spec.FleetTools...) {
+		tier, ok := ParseTier(ts.Tier)
+		if !ok || tier > safety || ts.NoHostParam && !fleet {
+			continue
+		}
+		out[ToolsetOf(ts.Name)]++
+	}
+	return out
 }

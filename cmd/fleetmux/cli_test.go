@@ -43,6 +43,9 @@ func privateEnv(t *testing.T) string {
 	t.Setenv("TMUX", "")
 	t.Setenv("TMUX_PANE", "")
 	t.Setenv("FLEETMUX_HOSTS", "")
+	t.Setenv("FLEETMUX_TOOLSETS", "")
+	t.Setenv("LIBTMUX_SAFETY", "")
+	os.Unsetenv("LIBTMUX_SAFETY")
 	state := filepath.Join(t.TempDir(), "state", "state.db")
 	t.Setenv("FLEETMUX_STATE", state)
 	return state
@@ -69,6 +72,9 @@ func TestHelpOnStdoutOnce(t *testing.T) {
 		{[]string{"call", "list_sessions", "--help"}, []string{"host"}},
 		{[]string{"audit", "--help"}, []string{"state", "json", "host", "tool", "outcome", "since", "until", "limit", "follow", "compact"}},
 		{[]string{"bench", "--help"}, []string{"hosts", "ssh-config", "host", "n", "json"}},
+		{[]string{"doctor", "--help"}, []string{"hosts", "ssh-config", "state", "json"}},
+		{[]string{"help", "doctor"}, []string{"hosts"}},
+		{[]string{"tools", "--help"}, []string{"toolsets", "read-only"}},
 	} {
 		code, out, errOut := runCLI(t, tt.args...)
 		if code != 0 || errOut != "" || !strings.Contains(out, "Usage") {
@@ -84,7 +90,7 @@ func TestHelpOnStdoutOnce(t *testing.T) {
 			}
 		}
 	}
-	for _, sc := range []string{"tools", "call", "hosts", "audit", "bench"} {
+	for _, sc := range []string{"tools", "call", "hosts", "audit", "bench", "doctor"} {
 		if _, out, _ := runCLI(t, "--help"); !strings.Contains(out, "fleetmux "+sc) {
 			t.Errorf("main help does not list %s", sc)
 		}
@@ -118,6 +124,11 @@ func TestUsageErrorsAreOneLine(t *testing.T) {
 		{"bench", "--bogus"},
 		{"bench", "extra"},
 		{"bench", "--n", "0"},
+		{"--toolsets", "bogus"},
+		{"tools", "--toolsets", "io,,pane"},
+		{"call", "list_sessions", "--toolsets", "nope"},
+		{"doctor", "--bogus"},
+		{"doctor", "extra"},
 	} {
 		code, out, errOut := runCLI(t, args...)
 		if code != 2 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.HasPrefix(errOut, "fleetmux") {
@@ -203,8 +214,9 @@ func TestToolsTableAndNoStateFile(t *testing.T) {
 	if code != 0 || errOut != "" {
 		t.Fatalf("exit %d stderr %q", code, errOut)
 	}
-	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if len(lines) != 57 || !strings.HasPrefix(lines[0], "NAME") {
+	table, summary, _ := strings.Cut(out, "\n\n")
+	lines := strings.Split(strings.TrimSpace(table), "\n")
+	if len(lines) != 57 || !strings.HasPrefix(lines[0], "NAME") || !strings.HasPrefix(summary, "56 tools shown (safety tier destructive, toolsets all).") {
 		t.Fatalf("%d lines (want a header and 56 tools):\n%s", len(lines), out)
 	}
 	tiers := map[string]string{}
@@ -222,6 +234,53 @@ func TestToolsTableAndNoStateFile(t *testing.T) {
 	}
 	if _, err := os.Stat(state); !os.IsNotExist(err) {
 		t.Errorf("fleetmux tools created the state file: %v", err)
+	}
+}
+
+// --toolsets, FLEETMUX_TOOLSETS and --read-only select what `fleetmux
+// tools` lists and counts; an unknown toolset is a usage error naming
+// the valid ones.
+func TestToolsetFlags(t *testing.T) {
+	privateEnv(t)
+	for _, tc := range []struct {
+		name    string
+		env     string
+		args    []string
+		code    int
+		summary string
+		rows    map[string]string // toolset -> "SHOWN AVAILABLE"
+	}{
+		{"default", "", nil, 0, "51 tools shown (safety tier mutating, toolsets all).", map[string]string{"sessions": "6 6", "batch": "2 2", "fleet": "0 0"}},
+		{"cursor cap", "", []string{"--toolsets", "sessions,windows,panes,io,wait"}, 0, "39 tools shown (safety tier mutating, toolsets sessions,windows,panes,io,wait).", map[string]string{"panes": "12 12", "options": "0 4"}},
+		{"env", "io", nil, 0, "10 tools shown (safety tier mutating, toolsets io).", map[string]string{"io": "10 10", "sessions": "0 6"}},
+		{"flag beats env", "io", []string{"--toolsets", "hooks"}, 0, "2 tools shown (safety tier mutating, toolsets hooks).", nil},
+		{"read-only", "", []string{"--read-only"}, 0, "21 tools shown (safety tier readonly, toolsets all).", map[string]string{"io": "5 5", "batch": "1 1"}},
+		{"read-only and a set", "", []string{"--read-only", "--toolsets", "panes"}, 0, "3 tools shown (safety tier readonly, toolsets panes).", nil},
+		{"unknown", "", []string{"--toolsets", "io,pane"}, 2, "", nil},
+		{"unknown in env", "nope", nil, 2, "", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("FLEETMUX_TOOLSETS", tc.env)
+			code, out, errOut := runCLI(t, append([]string{"tools"}, tc.args...)...)
+			if code != tc.code {
+				t.Fatalf("exit %d, want %d; stderr %q", code, tc.code, errOut)
+			}
+			if tc.code == 2 {
+				if !strings.Contains(errOut, "valid toolsets: sessions,windows,panes,io,wait,buffers,options,hooks,batch,fleet") || strings.Count(errOut, "\n") != 1 {
+					t.Errorf("usage error %q does not list the valid toolsets on one line", errOut)
+				}
+				return
+			}
+			if !strings.Contains(out, "\n"+tc.summary+"\n") {
+				t.Errorf("no summary %q in:\n%s", tc.summary, out)
+			}
+			for set, want := range tc.rows {
+				m := regexp.MustCompile(`(?m)^` + set + ` +(\d+) +(\d+) `).FindStringSubmatch(out)
+				if m == nil || m[1]+" "+m[2] != want {
+					t.Errorf("toolset %s: %v, want %s", set, m, want)
+				}
+			}
+		})
 	}
 }
 
@@ -410,7 +469,15 @@ func TestClientConfigs(t *testing.T) {
 			}
 			servers = doc.MCPServers
 		case ".toml":
-			servers = parseCodexTOML(t, f, string(data))
+			entries, err := readCodex(data)
+			if err != nil {
+				t.Errorf("%s: %v", f, err)
+				continue
+			}
+			servers = map[string]configServer{}
+			for _, e := range entries {
+				servers[e.Name] = configServer{Command: e.Command, Args: e.Args, Env: e.Env}
+			}
 		case ".sh":
 			if out, err := exec.Command("sh", "-n", f).CombinedOutput(); err != nil {
 				t.Errorf("%s: %v %s", f, err, out)
@@ -424,8 +491,11 @@ func TestClientConfigs(t *testing.T) {
 		}
 		for name, sv := range servers {
 			seen++
-			if filepath.Base(sv.Command) != "fleetmux" {
-				t.Errorf("%s/%s: command %q", f, name, sv.Command)
+			if sv.Command != configPlaceholder {
+				t.Errorf("%s/%s: command %q, want the absolute-path placeholder %q that configs/README.md explains", f, name, sv.Command, configPlaceholder)
+			}
+			if _, ok := sv.Env["LIBTMUX_SAFETY"]; !ok {
+				t.Errorf("%s/%s: no env with LIBTMUX_SAFETY: settings belong in the entry's env", f, name)
 			}
 			for k, v := range sv.Env {
 				t.Setenv(k, v)
@@ -458,60 +528,6 @@ type configServer struct {
 	Env     map[string]string `json:"env"`
 }
 
-// parseCodexTOML reads the [mcp_servers.NAME] tables of a Codex config:
-// command, args (a JSON-compatible array) and env (an inline table of
-// quoted strings).
-func parseCodexTOML(t *testing.T, file, text string) map[string]configServer {
-	t.Helper()
-	out := map[string]configServer{}
-	var cur string
-	pair := regexp.MustCompile(`"([^"]*)"\s*=\s*"([^"]*)"`)
-	for i, line := range strings.Split(text, "\n") {
-		line = strings.TrimSpace(line)
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		if strings.HasPrefix(line, "[") {
-			name, ok := strings.CutPrefix(strings.Trim(line, "[]"), "mcp_servers.")
-			if !ok || !strings.HasSuffix(line, "]") {
-				t.Errorf("%s:%d: unexpected table %q", file, i+1, line)
-			}
-			cur = name
-			out[cur] = configServer{}
-			continue
-		}
-		key, val, ok := strings.Cut(line, "=")
-		if !ok || cur == "" {
-			t.Errorf("%s:%d: not a key = value line: %q", file, i+1, line)
-			continue
-		}
-		sv := out[cur]
-		switch strings.TrimSpace(key) {
-		case "command":
-			if err := json.Unmarshal([]byte(strings.TrimSpace(val)), &sv.Command); err != nil {
-				t.Errorf("%s:%d: command: %v", file, i+1, err)
-			}
-		case "args":
-			if err := json.Unmarshal([]byte(strings.TrimSpace(val)), &sv.Args); err != nil {
-				t.Errorf("%s:%d: args: %v", file, i+1, err)
-			}
-		case "env":
-			v := strings.TrimSpace(val)
-			if !strings.HasPrefix(v, "{") || !strings.HasSuffix(v, "}") {
-				t.Errorf("%s:%d: env is not an inline table", file, i+1)
-			}
-			sv.Env = map[string]string{}
-			for _, m := range pair.FindAllStringSubmatch(v, -1) {
-				sv.Env[m[1]] = m[2]
-			}
-		default:
-			t.Errorf("%s:%d: unknown key %q", file, i+1, key)
-		}
-		out[cur] = sv
-	}
-	return out
-}
-
 // fakeClaude puts a `claude` on PATH that records its arguments, and
 // returns the file they are written to.
 func fakeClaude(t *testing.T) string {
@@ -542,6 +558,12 @@ func TestInstallAndRegisterCommands(t *testing.T) {
 	}
 	gobin := t.TempDir()
 	t.Setenv("GOBIN", gobin)
+	for _, v := range []string{"LIBTMUX_SAFETY", "LIBTMUX_SOCKET_PATH", "LIBTMUX_TMUX_BIN", "LIBTMUX_SUPPRESS_HISTORY", "LIBTMUX_MCP_WAIT_MAX_SECONDS", "FLEETMUX_HOSTS", "FLEETMUX_SSH_CONFIG", "FLEETMUX_STATE", "FLEETMUX_TOOLSETS"} {
+		t.Setenv(v, "")
+	}
+	// configs/claude-code.sh stores the settings of the environment in the
+	// entry; the README's one-liner registers the bare command.
+	t.Setenv("LIBTMUX_SOCKET", `work "a" $b`)
 	for _, c := range []struct{ name, script string }{
 		{"README", string(m[1])},
 		{"configs/claude-code.sh", "sh configs/claude-code.sh"},
@@ -556,7 +578,10 @@ func TestInstallAndRegisterCommands(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: claude was not run: %v", c.name, err)
 		}
-		want := []string{"mcp", "add", "tmux", "--", filepath.Join(gobin, "fleetmux")}
+		want := []string{"mcp", "add", "--scope", "user", "tmux", "--", filepath.Join(gobin, "fleetmux")}
+		if c.name != "README" {
+			want = []string{"mcp", "add", "--scope", "user", "tmux", "-e", `LIBTMUX_SOCKET=work "a" $b`, "--", filepath.Join(gobin, "fleetmux")}
+		}
 		if args := strings.Split(strings.TrimSpace(string(got)), "\n"); !slices.Equal(args, want) {
 			t.Errorf("%s: claude %q, want %q", c.name, args, want)
 		}
@@ -576,7 +601,7 @@ func TestReadmeFlagsAndCommandsExist(t *testing.T) {
 		t.Fatal(err)
 	}
 	var help strings.Builder
-	for _, args := range [][]string{{"--help"}, {"tools", "--help"}, {"call", "--help"}, {"hosts", "--help"}, {"audit", "--help"}, {"bench", "--help"}} {
+	for _, args := range [][]string{{"--help"}, {"tools", "--help"}, {"call", "--help"}, {"hosts", "--help"}, {"audit", "--help"}, {"bench", "--help"}, {"doctor", "--help"}} {
 		_, out, errOut := runCLI(t, args...)
 		help.WriteString(out + errOut)
 	}

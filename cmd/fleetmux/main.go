@@ -38,6 +38,10 @@ var subcommands = map[string]func(args []string, stdout, stderr io.Writer) int{
 	"bench": runBench,
 }
 
+// doctor reads the subcommand table (an entry of a client config may name
+// a subcommand), so it joins the table at init.
+func init() { subcommands["doctor"] = runDoctor }
+
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
@@ -52,10 +56,15 @@ Usage:
   fleetmux hosts [--json] [--check] show ssh_config hosts and how they resolve
   fleetmux audit [flags]            query the persisted audit log
   fleetmux bench [flags]            measure tool-call latency per transport
+  fleetmux doctor [--hosts P] [--json]
+                                    check tmux, the state file, ssh, hosts and
+                                    the MCP client configs, with a fix for each
+                                    problem
   fleetmux help [COMMAND]           this help, or the help of COMMAND
 
 Serving speaks MCP on stdin/stdout; logs go to stderr. It is meant to be
-started by an MCP client, e.g.: claude mcp add tmux -- /path/to/fleetmux
+started by an MCP client, e.g.:
+  claude mcp add --scope user tmux -- /absolute/path/to/fleetmux
 
 Local mode is a drop-in replacement for libtmux-mcp 0.1.0a20: same tools,
 schemas, results, errors and environment variables (LIBTMUX_SAFETY,
@@ -85,6 +94,8 @@ type globalFlags struct {
 	noAudit    bool
 	retention  agoFlag
 	logLevel   string
+	toolsets   string
+	readOnly   bool
 	warm       bool // dial the selected hosts at start-up (serving only)
 	fanout     posInt
 }
@@ -141,6 +152,8 @@ func (g *globalFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&g.logLevel, "log-level", "warn", "stderr log `LEVEL`: debug, info, warn or error")
 	g.fanout = mcp.DefaultFanoutConcurrency
 	fs.Var(&g.fanout, "fanout-concurrency", "at most `N` hosts at once for a call on several hosts (fleet mode; a call's \"serial\" runs fewer)")
+	fs.StringVar(&g.toolsets, "toolsets", os.Getenv("FLEETMUX_TOOLSETS"), "show only the tools of these toolsets, a comma-separated `LIST` of "+strings.ReplaceAll(mcp.ToolsetNames(), ",", ", ")+" (default all; env FLEETMUX_TOOLSETS); \"fleetmux tools\" counts the tools of each. Hidden tools behave like tools above the safety tier")
+	fs.BoolVar(&g.readOnly, "read-only", false, "show only the read-only tools: the same as LIBTMUX_SAFETY=readonly, whatever LIBTMUX_SAFETY says")
 }
 
 // printFlags writes the flags of fs as "--name ARG" lines with their
@@ -201,6 +214,14 @@ func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer) error {
 			}
 		}
 	}
+	if err == nil {
+		// --toolsets, or FLEETMUX_TOOLSETS as its default.
+		if f := fs.Lookup("toolsets"); f != nil {
+			if _, terr := mcp.ParseToolsets(f.Value.String()); terr != nil {
+				err = fmt.Errorf("--toolsets (or FLEETMUX_TOOLSETS): %w", terr)
+			}
+		}
+	}
 	if err != nil && !errors.Is(err, flag.ErrHelp) {
 		fmt.Fprintf(stderr, "%s: %v (see %s --help)\n", fs.Name(), err, fs.Name())
 	}
@@ -252,7 +273,7 @@ func runHelp(args []string, stdout, stderr io.Writer) int {
 	if sc, ok := subcommands[args[0]]; ok {
 		return sc([]string{"--help"}, stdout, stderr)
 	}
-	fmt.Fprintf(stderr, "fleetmux help: unknown command %q (commands: tools, call, hosts, audit, bench)\n", args[0])
+	fmt.Fprintf(stderr, "fleetmux help: unknown command %q (commands: tools, call, hosts, audit, bench, doctor)\n", args[0])
 	return 2
 }
 
@@ -276,7 +297,14 @@ func build(ctx context.Context, g *globalFlags, log *slog.Logger) (*mcp.Server, 
 	for _, w := range settings.Warnings {
 		log.Warn(w)
 	}
-	opts := mcp.Options{Settings: settings, Logger: log, FanoutConcurrency: int(g.fanout)}
+	if g.readOnly {
+		settings.Safety = mcp.TierReadonly
+	}
+	sets, err := mcp.ParseToolsets(g.toolsets)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--toolsets: %w", err)
+	}
+	opts := mcp.Options{Settings: settings, Logger: log, Version: version, Toolsets: sets, FanoutConcurrency: int(g.fanout)}
 	st, stopStore := openStore(ctx, g, log)
 	if st != nil {
 		opts.Auditor = &storeAuditor{st: st, pid: os.Getpid()}
@@ -330,6 +358,8 @@ func serve(g *globalFlags, stderr io.Writer) int {
 		return 1
 	}
 	defer cleanup()
+	log.Info("fleetmux serving MCP on stdio", "name", mcp.ProductName, "version", version,
+		"server_info", mcp.ServerName+" "+mcp.ServerVersion, "pid", os.Getpid())
 	if err := srv.Run(ctx, mcp.NewStdioTransport(os.Stdin, os.Stdout, log)); err != nil {
 		log.Warn("session ended", "error", err)
 	}
@@ -389,9 +419,12 @@ func inProcess(args []string, name string, stdout, stderr io.Writer, extra func(
 const toolsUsage = `Usage: fleetmux tools [--json] [flags]
 
 Lists the tools an MCP client sees with this configuration and environment:
-name, safety tier and title. LIBTMUX_SAFETY selects the tiers: readonly,
-mutating (the default: all but the 5 destructive tools) or destructive (all
-56). Fleet mode (--hosts) adds list_hosts and a "host" argument to every tool.
+name, safety tier, toolset and title, then how many tools each toolset
+holds. LIBTMUX_SAFETY selects the tiers: readonly (also --read-only),
+mutating (the default: all but the 5 destructive tools, 51) or destructive
+(all 56). --toolsets (or FLEETMUX_TOOLSETS) shows only the tools of the
+toolsets it names, to fit clients that cap the number of tools (Cursor: 40).
+Fleet mode (--hosts) adds list_hosts and a "host" argument to every tool.
 Listing records nothing and does not open the state file.
 
   --json
@@ -405,7 +438,10 @@ Exit status: 0 on success, 1 when the server could not be built, 2 on bad usage.
 `
 
 func runTools(args []string, stdout, stderr io.Writer) int {
-	var asJSON bool
+	var (
+		asJSON bool
+		flags  *globalFlags
+	)
 	cs, done, _, rc := inProcess(args, "tools", stdout, stderr, func(fs *flag.FlagSet) {
 		fs.BoolVar(&asJSON, "json", false, "print the full tools/list result as JSON")
 	}, func(w io.Writer, fs *flag.FlagSet) {
@@ -419,6 +455,7 @@ func runTools(args []string, stdout, stderr io.Writer) int {
 		}
 		// tools/list is not audited: leave the state file alone.
 		g.noAudit = true
+		flags = g
 		return -1
 	})
 	if rc >= 0 {
@@ -440,11 +477,36 @@ func runTools(args []string, stdout, stderr io.Writer) int {
 		}
 		return 0
 	}
-	fmt.Fprintf(stdout, "%-30s %-11s %s\n", "NAME", "TIER", "TITLE")
+	fmt.Fprintf(stdout, "%-30s %-11s %-9s %s\n", "NAME", "TIER", "TOOLSET", "TITLE")
+	shown := map[string]int{}
 	for _, t := range res.Tools {
-		fmt.Fprintf(stdout, "%-30s %-11s %s\n", t.Name, toolTier(t), t.Title)
+		set := mcp.ToolsetOf(t.Name)
+		shown[set]++
+		fmt.Fprintf(stdout, "%-30s %-11s %-9s %s\n", t.Name, toolTier(t), set, t.Title)
 	}
+	printToolsetCounts(stdout, flags, shown, len(res.Tools))
 	return 0
+}
+
+// printToolsetCounts writes the per-toolset summary of `fleetmux tools`:
+// the tools shown and the tools the safety tier admits in each toolset
+// (what naming it in --toolsets shows).
+func printToolsetCounts(w io.Writer, g *globalFlags, shown map[string]int, total int) {
+	settings, _ := mcp.SettingsFromEnv(nil) // already checked by build
+	if g.readOnly {
+		settings.Safety = mcp.TierReadonly
+	}
+	sizes := mcp.ToolsetSizes(settings.Safety, g.hosts != "")
+	sets := "all"
+	if list, _ := mcp.ParseToolsets(g.toolsets); list != nil {
+		sets = strings.Join(list, ",")
+	}
+	fmt.Fprintf(w, "\n%d tools shown (safety tier %s, toolsets %s).\n\n", total, settings.Safety, sets)
+	fmt.Fprintf(w, "%-9s %5s %9s  %s\n", "TOOLSET", "SHOWN", "AVAILABLE", "HOLDS")
+	for _, ts := range mcp.Toolsets() {
+		fmt.Fprintf(w, "%-9s %5d %9d  %s\n", ts.Name, shown[ts.Name], sizes[ts.Name], ts.About)
+	}
+	fmt.Fprintln(w, "\nAVAILABLE counts the toolset's tools within the safety tier: what naming it in\n--toolsets (or FLEETMUX_TOOLSETS) shows.")
 }
 
 // toolTier is the safety tier of a listed tool: its tag in
@@ -616,7 +678,7 @@ func jsonKind(v any) string {
 func flagTakesValue(a string) bool {
 	name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
 	switch name {
-	case "no-local", "no-audit", "json", "version", "help", "h":
+	case "no-local", "no-audit", "json", "version", "help", "h", "read-only":
 		return false
 	}
 	return true

@@ -78,8 +78,10 @@ func TestStdioEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cs.Close()
-	if got := cs.InitializeResult().ServerInfo.Name; got != "tmux" {
-		t.Fatalf("serverInfo.name = %q", got)
+	// The contract's identity, and fleetmux's own in the title.
+	if si := cs.InitializeResult().ServerInfo; si.Name != "tmux" || si.Version != "0.1.0a20" ||
+		si.WebsiteURL != "https://libtmux-mcp.git-pull.com/" || si.Title != "fleetmux "+version {
+		t.Fatalf("serverInfo = %+v", si)
 	}
 	tools, err := cs.ListTools(ctx, nil)
 	if err != nil || len(tools.Tools) != 51 {

@@ -1,0 +1,530 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"net"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/fleetmux/fleetmux/fleet"
+	"github.com/fleetmux/fleetmux/store"
+	"github.com/fleetmux/fleetmux/tmux"
+	"github.com/fleetmux/fleetmux/transport"
+)
+
+const doctorUsage = `Usage: fleetmux doctor [--hosts PATTERNS] [--ssh-config FILE] [--state FILE] [--json]
+
+Checks what fleetmux needs and prints one line per check: OK, WARN (works,
+but probably not as you meant) or FAIL (does not work), each problem with
+the fix. It changes nothing.
+
+  tmux          the tmux binary (LIBTMUX_TMUX_BIN, else tmux on PATH), its
+                version, and the server on LIBTMUX_SOCKET / LIBTMUX_SOCKET_PATH
+  state file    path, mode 0600, size, readable (opened read-only, briefly)
+  ssh           the OpenSSH client, ssh -G, and the Host aliases of ssh_config
+  host ALIAS    each host --hosts selects: resolve (ssh -G), TCP connect,
+                host key verified against known_hosts (never recorded),
+                authentication, remote tmux version, connect and round-trip
+                time
+  client ...    the MCP client configs found under $HOME (Claude Code
+                ~/.claude.json with its per-project entries, Claude Desktop,
+                Cursor ~/.cursor/mcp.json, Gemini CLI ~/.gemini/settings.json,
+                Codex ~/.codex/config.toml) and in the current directory: is
+                fleetmux registered, with an absolute path that exists, valid
+                arguments, and the environment it needs
+
+Flags:
+  --hosts PATTERNS   hosts to check, as for serving (env FLEETMUX_HOSTS);
+                     without it no host is contacted
+  --ssh-config FILE  ssh_config to read instead of ~/.ssh/config (env
+                     FLEETMUX_SSH_CONFIG)
+  --state FILE       state file (env FLEETMUX_STATE; default
+                     $XDG_STATE_HOME/fleetmux/state.db, else
+                     ~/.local/state/fleetmux/state.db)
+  --json             print {"checks": [{"check", "status", "detail", "fix"}],
+                     "ok", "warnings", "failures"} instead of lines
+
+Exit status: 0 when no check failed (warnings allowed), 1 when one did, 2 on
+bad usage.
+`
+
+// Check outcomes.
+const (
+	statusOK   = "OK"
+	statusWarn = "WARN"
+	statusFail = "FAIL"
+)
+
+// doctorCheck is one line of `fleetmux doctor`.
+type doctorCheck struct {
+	Check  string `json:"check"`
+	Status string `json:"status"`
+	Detail string `json:"detail"`
+	Fix    string `json:"fix,omitempty"`
+}
+
+// doctorEnv is what the checks read from the process: the environment,
+// the home and working directories. Tests point HOME at a temporary
+// directory.
+type doctorEnv struct {
+	getenv func(string) string
+	home   string
+	cwd    string
+}
+
+// doctorCmdTimeout bounds tmux -V, ssh -V and ssh -G.
+const doctorCmdTimeout = 10 * time.Second
+
+// doctorLockTimeout bounds the wait for the state file's lock; tests
+// shorten it.
+var doctorLockTimeout = 2 * time.Second
+
+func runDoctor(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("fleetmux doctor", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	hosts := fs.String("hosts", os.Getenv(fleet.EnvHosts), "")
+	sshConfig := fs.String("ssh-config", os.Getenv(fleet.EnvSSHConfig), "")
+	state := fs.String("state", os.Getenv("FLEETMUX_STATE"), "")
+	asJSON := fs.Bool("json", false, "")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stdout, doctorUsage)
+			return 0
+		}
+		fmt.Fprintf(stderr, "fleetmux doctor: %v (see fleetmux doctor --help)\n", err)
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "fleetmux doctor: unexpected argument %q (see fleetmux doctor --help)\n", fs.Arg(0))
+		return 2
+	}
+	if _, err := fleet.ParseSelection(*hosts); err != nil {
+		fmt.Fprintf(stderr, "fleetmux doctor: --hosts: %v\n", err)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	env := doctorEnv{getenv: os.Getenv}
+	env.home, _ = os.UserHomeDir()
+	env.cwd, _ = os.Getwd()
+
+	var checks []doctorCheck
+	checks = append(checks, checkTmux(ctx, env)...)
+	checks = append(checks, checkStateFile(ctx, *state))
+	checks = append(checks, checkSSHAndHosts(ctx, *hosts, *sshConfig)...)
+	checks = append(checks, checkClients(env)...)
+
+	failures, warnings := 0, 0
+	for _, c := range checks {
+		switch c.Status {
+		case statusFail:
+			failures++
+		case statusWarn:
+			warnings++
+		}
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		_ = enc.Encode(struct {
+			Checks   []doctorCheck `json:"checks"`
+			OK       bool          `json:"ok"`
+			Warnings int           `json:"warnings"`
+			Failures int           `json:"failures"`
+		}{checks, failures == 0, warnings, failures})
+	} else {
+		for _, c := range checks {
+			line := fmt.Sprintf("%-4s  %s: %s", c.Status, c.Check, oneLine(c.Detail))
+			if c.Fix != "" {
+				line += " -> fix: " + oneLine(c.Fix)
+			}
+			fmt.Fprintln(stdout, line)
+		}
+		fmt.Fprintf(stdout, "\n%d checks: %d failed, %d warnings.\n", len(checks), failures, warnings)
+	}
+	if failures > 0 {
+		return 1
+	}
+	return 0
+}
+
+// runQuiet runs a command with a deadline and returns its stdout and the
+// first line of its stderr.
+func runQuiet(ctx context.Context, name string, args ...string) (string, string, error) {
+	ctx, cancel := context.WithTimeout(ctx, doctorCmdTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, name, args...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	cmd.Stdin = nil
+	err := cmd.Run()
+	first, _, _ := strings.Cut(strings.TrimSpace(errb.String()), "\n")
+	return out.String(), first, err
+}
+
+// minTmux is the oldest tmux the README supports.
+var minTmux = [3]int{3, 2, 1} // 3.2a: the letter counts as a third number
+
+// tmuxVersionAtLeast compares a `tmux -V` version such as "3.3a" or
+// "next-3.4" with min; unknown forms count as new enough.
+func tmuxVersionAtLeast(v string, min [3]int) bool {
+	v = strings.TrimPrefix(v, "next-")
+	var got [3]int
+	num := strings.TrimRightFunc(v, func(r rune) bool { return r >= 'a' && r <= 'z' })
+	if letters := v[len(num):]; len(letters) == 1 {
+		got[2] = int(letters[0]-'a') + 1
+	}
+	major, minor, _ := strings.Cut(num, ".")
+	var err1, err2 error
+	got[0], err1 = strconv.Atoi(major)
+	got[1], err2 = strconv.Atoi(minor)
+	if err1 != nil || err2 != nil {
+		return true
+	}
+	for i := range got {
+		if got[i] != min[i] {
+			return got[i] > min[i]
+		}
+	}
+	return true
+}
+
+// checkTmux finds the tmux binary as serving does (LIBTMUX_TMUX_BIN, else
+// tmux on PATH), asks its version and whether a server runs on the socket
+// fleetmux would use.
+func checkTmux(ctx context.Context, env doctorEnv) []doctorCheck {
+	c := doctorCheck{Check: "tmux"}
+	bin, fromEnv := env.getenv("LIBTMUX_TMUX_BIN"), true
+	if bin == "" {
+		bin, fromEnv = "tmux", false
+	}
+	path, err := exec.LookPath(bin)
+	if err != nil {
+		c.Status = statusFail
+		if fromEnv {
+			c.Detail = fmt.Sprintf("LIBTMUX_TMUX_BIN=%s: not an executable file", bin)
+			c.Fix = "point LIBTMUX_TMUX_BIN at the tmux binary (command -v tmux prints it), or unset it"
+		} else {
+			c.Detail = "tmux not found on PATH"
+			c.Fix = "install tmux 3.2a or newer (e.g. apt-get install tmux), or set LIBTMUX_TMUX_BIN to its path"
+		}
+		return []doctorCheck{c}
+	}
+	out, errLine, err := runQuiet(ctx, path, "-V")
+	if err != nil {
+		c.Status, c.Detail = statusFail, fmt.Sprintf("%s -V failed: %v %s", path, err, errLine)
+		c.Fix = "reinstall tmux, or point LIBTMUX_TMUX_BIN at a working tmux"
+		return []doctorCheck{c}
+	}
+	version := tmux.ParseVersion([]byte(out))
+	c.Status, c.Detail = statusOK, fmt.Sprintf("%s, tmux %s", path, version)
+	if fromEnv {
+		c.Detail += " (LIBTMUX_TMUX_BIN)"
+	}
+	if !tmuxVersionAtLeast(version, minTmux) {
+		c.Status = statusWarn
+		c.Detail += ": older than 3.2a, which fleetmux needs"
+		c.Fix = "install tmux 3.2a or newer"
+	}
+	checks := []doctorCheck{c}
+
+	// The server the tools reach by default.
+	srv := doctorCheck{Check: "tmux server", Status: statusOK}
+	args := []string{}
+	where := "the default socket"
+	switch sp, sn := env.getenv("LIBTMUX_SOCKET_PATH"), env.getenv("LIBTMUX_SOCKET"); {
+	case sp != "":
+		args, where = append(args, "-S", sp), "socket "+sp+" (LIBTMUX_SOCKET_PATH)"
+	case sn != "":
+		args, where = append(args, "-L", sn), "socket name "+sn+" (LIBTMUX_SOCKET)"
+	}
+	out, errLine, err = runQuiet(ctx, path, append(args, "list-sessions", "-F", "#{session_name}")...)
+	if err != nil {
+		srv.Detail = where + ": no server running (" + errLine + "); create_session starts one"
+	} else {
+		n := len(strings.Fields(out))
+		srv.Detail = fmt.Sprintf("%s: %d sessions", where, n)
+	}
+	return append(checks, srv)
+}
+
+// checkStateFile inspects the state file without changing it: it is
+// opened read-only, which takes bbolt's shared lock for one short
+// transaction.
+func checkStateFile(ctx context.Context, flagPath string) doctorCheck {
+	c := doctorCheck{Check: "state file"}
+	path := flagPath
+	if path == "" {
+		p, err := store.DefaultPath()
+		if err != nil {
+			c.Status, c.Detail = statusFail, err.Error()
+			c.Fix = "set HOME, or pass --state FILE (FLEETMUX_STATE)"
+			return c
+		}
+		path = p
+	}
+	fi, err := os.Lstat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		c.Status, c.Detail = statusOK, path+": not created yet; the first audited tool call creates it (mode 0600)"
+		if dirOK, why := creatableDir(filepath.Dir(path)); !dirOK {
+			c.Status, c.Detail = statusFail, path+": cannot be created: "+why
+			c.Fix = "make " + filepath.Dir(path) + " writable for you, or pass --state FILE"
+		}
+		return c
+	case err != nil:
+		c.Status, c.Detail, c.Fix = statusFail, err.Error(), "pass --state FILE with a path you can write"
+		return c
+	}
+	detail := fmt.Sprintf("%s, mode %04o, %s", path, fi.Mode().Perm(), byteSize(fi.Size()))
+	st, err := store.OpenContext(ctx, path, store.Options{ReadOnly: true, LockTimeout: doctorLockTimeout})
+	switch {
+	case err == nil:
+		c.Status = statusOK
+		if seq, err := st.LastSeq(ctx); err == nil {
+			detail += fmt.Sprintf(", %d audit records written", seq)
+		}
+	case errors.Is(err, store.ErrLocked):
+		c.Status, detail = statusWarn, fmt.Sprintf("%s: locked by another process for over %s", detail, doctorLockTimeout)
+		c.Fix = "a fleetmux holds the lock unusually long; look for a hung fleetmux process (pgrep -a fleetmux)"
+	case errors.Is(err, store.ErrOldSchema):
+		c.Status, detail = statusOK, detail+": older schema, migrated by the next fleetmux that writes to it"
+	case errors.Is(err, store.ErrNewerSchema):
+		c.Status, detail = statusFail, detail+": written by a newer fleetmux"
+		c.Fix = "install the newer fleetmux, or pass --state FILE to use another file"
+	case errors.Is(err, store.ErrCorrupt), errors.Is(err, store.ErrForeign):
+		c.Status, detail = statusFail, detail+": "+err.Error()
+		c.Fix = "move it aside (mv " + path + " " + path + ".bad); fleetmux creates a new one"
+	case errors.Is(err, store.ErrUnsafePath):
+		c.Status, detail = statusFail, err.Error()
+		c.Fix = "give --state the path of a regular file you own"
+	default:
+		c.Status, detail = statusFail, detail+": "+err.Error()
+		c.Fix = "check the file's permissions, or pass --state FILE"
+	}
+	if c.Status == statusOK && fi.Mode().Perm() != 0o600 {
+		c.Status = statusWarn
+		detail += ": readable by others"
+		c.Fix = "chmod 600 " + path + " (fleetmux also restricts it the next time it writes)"
+	}
+	c.Detail = detail
+	return c
+}
+
+// creatableDir reports whether a file could be created in dir: the
+// nearest existing ancestor is a writable directory.
+func creatableDir(dir string) (bool, string) {
+	for d := dir; ; d = filepath.Dir(d) {
+		fi, err := os.Stat(d)
+		if err == nil {
+			if !fi.IsDir() {
+				return false, d + " is not a directory"
+			}
+			if syscall.Access(d, 0x2|0x1) != nil { // W_OK|X_OK
+				return false, d + " is not writable"
+			}
+			return true, ""
+		}
+		if d == filepath.Dir(d) {
+			return false, "no existing parent directory"
+		}
+	}
+}
+
+func byteSize(n int64) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+// checkSSHAndHosts checks the OpenSSH client, ssh -G and the hosts the
+// selection picks.
+func checkSSHAndHosts(ctx context.Context, patterns, sshConfig string) []doctorCheck {
+	fleetMode := strings.Trim(patterns, " ,") != ""
+	c := doctorCheck{Check: "ssh"}
+	path, err := exec.LookPath("ssh")
+	if err != nil {
+		c.Detail = "ssh not found on PATH"
+		c.Fix = "install the OpenSSH client (e.g. apt-get install openssh-client)"
+		c.Status = statusWarn
+		if fleetMode {
+			c.Status = statusFail
+		} else {
+			c.Detail += "; local mode does not need it, fleet mode (--hosts) does"
+		}
+		return []doctorCheck{c}
+	}
+	_, version, _ := runQuiet(ctx, path, "-V") // ssh -V writes to stderr
+	version, _, _ = strings.Cut(version, ",")
+	probe := []string{"-G", "-T"}
+	if sshConfig != "" {
+		probe = append(probe, "-F", sshConfig)
+	}
+	if _, errLine, err := runQuiet(ctx, path, append(probe, "--", "fleetmux-doctor.invalid")...); err != nil {
+		c.Status, c.Detail = statusFail, fmt.Sprintf("%s (%s): ssh -G failed: %s", path, version, orText(errLine, err.Error()))
+		c.Fix = "fix the ssh_config error ssh -G reports (ssh -G HOST shows it)"
+		return []doctorCheck{c}
+	}
+	sel, inv, err := loadInventory(patterns, sshConfig)
+	if err != nil {
+		c.Status, c.Detail = statusFail, fmt.Sprintf("%s (%s): %v", path, version, err)
+		c.Fix = "fix the ssh_config named above, or pass --ssh-config FILE"
+		return []doctorCheck{c}
+	}
+	c.Status = statusOK
+	files := "no ssh_config found"
+	if f := inv.Files(); len(f) > 0 {
+		files = strings.Join(f, ", ")
+	}
+	c.Detail = fmt.Sprintf("%s (%s), ssh -G works; %d Host aliases in %s", path, version, len(inv.Aliases()), files)
+	if w := inv.Warnings(); len(w) > 0 {
+		c.Status = statusWarn
+		c.Detail += "; " + strings.Join(w, "; ")
+		c.Fix = "fix the ssh_config lines named above"
+	}
+	checks := []doctorCheck{c}
+	if !fleetMode {
+		return append(checks, doctorCheck{Check: "hosts", Status: statusOK, Detail: "none selected (local mode); pass --hosts PATTERNS to check hosts"})
+	}
+	selected := inv.Select(sel)
+	if len(selected) == 0 {
+		return append(checks, doctorCheck{Check: "hosts", Status: statusFail,
+			Detail: fmt.Sprintf("--hosts %q matches no Host alias of %s", patterns, files),
+			Fix:    "list the aliases with fleetmux hosts, and fix --hosts (FLEETMUX_HOSTS) or add Host entries"})
+	}
+	rows := make([]doctorCheck, len(selected))
+	forEachLimited(len(selected), 8, func(i int) {
+		rows[i] = checkHost(ctx, inv, selected[i])
+	})
+	return append(checks, rows...)
+}
+
+func orText(s, alt string) string {
+	if s == "" {
+		return alt
+	}
+	return s
+}
+
+// checkHost takes one host through every stage a tool call needs:
+// resolve (ssh -G), TCP connect, host key, authentication, remote tmux.
+// The host key is checked against known_hosts and never recorded: an
+// accept-new host whose key is unknown is reported, not trusted.
+func checkHost(ctx context.Context, inv *fleet.Inventory, alias string) doctorCheck {
+	c := doctorCheck{Check: "host " + alias}
+	fail := func(stage string, err error, fix string) doctorCheck {
+		c.Status, c.Detail, c.Fix = statusFail, stage+": "+err.Error(), fix
+		return c
+	}
+	rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	res, err := inv.Resolve(rctx, alias)
+	if err != nil {
+		return fail("resolve", err, "fix the host's ssh_config entry (ssh -G "+alias+" shows what OpenSSH makes of it)")
+	}
+	cfg, err := res.SSHConfigContext(rctx, inv)
+	if err != nil {
+		return fail("resolve", err, "fleetmux supports ProxyJump, not ProxyCommand; change the host's ssh_config entry")
+	}
+	acceptNew := false
+	for _, h := range append([]*transport.SSHConfig{cfg}, cfg.Jumps...) {
+		if h.StrictHostKeyChecking == "accept-new" {
+			acceptNew = true
+			h.StrictHostKeyChecking = "yes" // check, never record
+		}
+	}
+	per := cfg.ConnectTimeout
+	if per <= 0 {
+		per = 10 * time.Second
+	}
+	target := fmt.Sprintf("%s@%s:%d", cfg.User, cfg.HostName, cfg.Port)
+	var parts []string
+
+	// TCP: the host itself, or the first ProxyJump hop.
+	first := cfg
+	if len(cfg.Jumps) > 0 {
+		first = cfg.Jumps[0]
+	}
+	addr := net.JoinHostPort(first.HostName, strconv.Itoa(first.Port))
+	dctx, dcancel := context.WithTimeout(ctx, per)
+	conn, err := (&net.Dialer{}).DialContext(dctx, "tcp", addr)
+	dcancel()
+	if err != nil {
+		fix := "check that the host is up and sshd listens on " + addr + " (HostName and Port in ssh_config)"
+		if first != cfg {
+			fix = "check the ProxyJump host " + first.Alias + " (" + addr + ")"
+		}
+		return fail("tcp "+addr, err, fix)
+	}
+	conn.Close()
+	parts = append(parts, "resolved "+target)
+	if len(cfg.Jumps) > 0 {
+		parts = append(parts, fmt.Sprintf("via %d ProxyJump hop(s)", len(cfg.Jumps)))
+	}
+	parts = append(parts, "tcp ok")
+
+	r := transport.NewSSH(cfg, transport.SSHOptions{PerCommand: true})
+	defer r.Close()
+	cctx, ccancel := context.WithTimeout(ctx, per*time.Duration(len(cfg.Jumps)+1)+10*time.Second)
+	defer ccancel()
+	t0 := time.Now()
+	if err := r.Connect(cctx); err != nil {
+		switch {
+		case errors.Is(err, transport.ErrHostKeyUnknown) && acceptNew:
+			c.Status, c.Fix = statusWarn, "connect once with ssh "+alias+" to record the key, or add it with ssh-keyscan after checking its fingerprint"
+			c.Detail = strings.Join(append(parts, "host key not in known_hosts yet: StrictHostKeyChecking accept-new records it on the first connection"), ", ")
+			return c
+		case errors.Is(err, transport.ErrHostKeyUnknown):
+			return fail("host key", err, "check the fingerprint above with the host's owner, then record the key: ssh -o StrictHostKeyChecking=accept-new "+alias+" true")
+		case errors.Is(err, transport.ErrHostKeyChanged):
+			return fail("host key", err, "the host presents a different key than known_hosts holds: find out why before removing the old entry (ssh-keygen -R)")
+		case errors.Is(err, transport.ErrAuth):
+			return fail("auth", err, "make sure the key of IdentityFile or your ssh-agent (SSH_AUTH_SOCK) is authorized on the host: ssh "+alias+" true must work without a password")
+		}
+		return fail("ssh", err, "ssh -v "+alias+" shows where the connection fails")
+	}
+	connect := time.Since(t0)
+	parts = append(parts, "host key verified", "auth ok")
+	out, err := r.Run(cctx, []string{"tmux", "-V"}, nil)
+	if err != nil {
+		if errors.Is(err, transport.ErrNotFound) {
+			return fail("remote tmux", errors.New(strings.Join(parts, ", ")+", but tmux is not on the host's PATH"), "install tmux 3.2a or newer on "+alias)
+		}
+		return fail("remote tmux", err, "ssh "+alias+" tmux -V shows the problem")
+	}
+	if out.ExitCode != 0 {
+		return fail("remote tmux", fmt.Errorf("tmux -V: exit %d: %s", out.ExitCode, strings.TrimSpace(string(out.Stderr))), "ssh "+alias+" tmux -V shows the problem")
+	}
+	version := tmux.ParseVersion(out.Stdout)
+	rtt, err := r.Ping(cctx)
+	parts = append(parts, "tmux "+version, fmt.Sprintf("connect %s", connect.Round(time.Millisecond)))
+	if err == nil {
+		parts = append(parts, fmt.Sprintf("rtt %.1fms", float64(rtt.Microseconds())/1000))
+	}
+	c.Status, c.Detail = statusOK, strings.Join(parts, ", ")
+	if !tmuxVersionAtLeast(version, minTmux) {
+		c.Status, c.Fix = statusWarn, "install tmux 3.2a or newer on "+alias
+		c.Detail += ": tmux older than 3.2a"
+	}
+	return c
+}

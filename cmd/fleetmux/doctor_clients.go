@@ -1,0 +1,501 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/fleetmux/fleetmux/mcp"
+)
+
+// configPlaceholder is the command of the shipped client configs
+// (configs/*.json, *.toml), which the user replaces with the absolute path
+// of the binary.
+const configPlaceholder = "/ABSOLUTE/PATH/TO/fleetmux"
+
+// clientFile is one MCP client configuration file.
+type clientFile struct {
+	client string // "Claude Code", ...
+	path   string
+	// read returns the servers the file registers.
+	read func(data []byte) ([]clientEntry, error)
+}
+
+// clientEntry is one MCP server entry of a client file.
+type clientEntry struct {
+	Name    string
+	Scope   string // "" or e.g. "user scope", "project /src/x"
+	Command string
+	Args    []string
+	Env     map[string]string
+}
+
+// clientFiles lists the configuration files doctor looks for, under the
+// home directory and in the working directory.
+func clientFiles(env doctorEnv) []clientFile {
+	desktop := filepath.Join(env.home, ".config", "Claude", "claude_desktop_config.json")
+	if runtime.GOOS == "darwin" {
+		desktop = filepath.Join(env.home, "Library", "Application Support", "Claude", "claude_desktop_config.json")
+	}
+	codexHome := env.getenv("CODEX_HOME")
+	if codexHome == "" {
+		codexHome = filepath.Join(env.home, ".codex")
+	}
+	files := []clientFile{
+		{"Claude Code", filepath.Join(env.home, ".claude.json"), readClaudeCode},
+		{"Claude Code", filepath.Join(env.cwd, ".mcp.json"), readMCPServersAs("project scope")},
+		{"Claude Desktop", desktop, readMCPServersAs("")},
+		{"Cursor", filepath.Join(env.home, ".cursor", "mcp.json"), readMCPServersAs("")},
+		{"Cursor", filepath.Join(env.cwd, ".cursor", "mcp.json"), readMCPServersAs("project")},
+		{"Gemini CLI", filepath.Join(env.home, ".gemini", "settings.json"), readGemini},
+		{"Gemini CLI", filepath.Join(env.cwd, ".gemini", "settings.json"), readGemini},
+		{"Codex", filepath.Join(codexHome, "config.toml"), readCodex},
+	}
+	// The working directory may be the home directory.
+	seen := map[string]bool{}
+	out := files[:0]
+	for _, f := range files {
+		if f.path == "" || seen[f.path] {
+			continue
+		}
+		seen[f.path] = true
+		out = append(out, f)
+	}
+	return out
+}
+
+// jsonServers decodes an "mcpServers" object.
+func jsonServers(raw map[string]json.RawMessage, scope string) ([]clientEntry, error) {
+	var out []clientEntry
+	names := make([]string, 0, len(raw))
+	for name := range raw {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		var e struct {
+			Command string            `json:"command"`
+			Args    []string          `json:"args"`
+			Env     map[string]string `json:"env"`
+		}
+		if err := json.Unmarshal(raw[name], &e); err != nil {
+			return nil, fmt.Errorf("server %q: %w", name, err)
+		}
+		out = append(out, clientEntry{Name: name, Scope: scope, Command: e.Command, Args: e.Args, Env: e.Env})
+	}
+	return out, nil
+}
+
+func readMCPServersAs(scope string) func([]byte) ([]clientEntry, error) {
+	return func(data []byte) ([]clientEntry, error) {
+		var doc struct {
+			MCPServers map[string]json.RawMessage `json:"mcpServers"`
+		}
+		if err := json.Unmarshal(data, &doc); err != nil {
+			return nil, err
+		}
+		return jsonServers(doc.MCPServers, scope)
+	}
+}
+
+// readClaudeCode reads ~/.claude.json: the user scope's mcpServers, and
+// each project's (the local scope, one directory only).
+func readClaudeCode(data []byte) ([]clientEntry, error) {
+	var doc struct {
+		MCPServers map[string]json.RawMessage `json:"mcpServers"`
+		Projects   map[string]struct {
+			MCPServers map[string]json.RawMessage `json:"mcpServers"`
+		} `json:"projects"`
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return nil, err
+	}
+	out, err := jsonServers(doc.MCPServers, "user scope")
+	if err != nil {
+		return nil, err
+	}
+	dirs := make([]string, 0, len(doc.Projects))
+	for dir := range doc.Projects {
+		dirs = append(dirs, dir)
+	}
+	sort.Strings(dirs)
+	for _, dir := range dirs {
+		more, err := jsonServers(doc.Projects[dir].MCPServers, "local scope, "+dir+" only")
+		if err != nil {
+			return nil, fmt.Errorf("project %s: %w", dir, err)
+		}
+		out = append(out, more...)
+	}
+	return out, nil
+}
+
+// readGemini reads Gemini CLI's settings.json, which may hold comments.
+func readGemini(data []byte) ([]clientEntry, error) {
+	return readMCPServersAs("")(stripJSONComments(data))
+}
+
+// stripJSONComments blanks // and /* */ comments outside strings.
+func stripJSONComments(data []byte) []byte {
+	out := append([]byte(nil), data...)
+	inStr := false
+	for i := 0; i < len(out); i++ {
+		c := out[i]
+		switch {
+		case inStr:
+			if c == '\\' {
+				i++
+			} else if c == '"' {
+				inStr = false
+			}
+		case c == '"':
+			inStr = true
+		case c == '/' && i+1 < len(out) && out[i+1] == '/':
+			for ; i < len(out) && out[i] != '\n'; i++ {
+				out[i] = ' '
+			}
+		case c == '/' && i+1 < len(out) && out[i+1] == '*':
+			end := strings.Index(string(out[i+2:]), "*/")
+			stop := len(out)
+			if end >= 0 {
+				stop = i + 2 + end + 2
+			}
+			for j := i; j < stop; j++ {
+				if out[j] != '\n' {
+					out[j] = ' '
+				}
+			}
+			i = stop - 1
+		}
+	}
+	return out
+}
+
+// readCodex reads the [mcp_servers.NAME] tables of Codex's config.toml.
+func readCodex(data []byte) ([]clientEntry, error) {
+	doc, err := parseTOML(string(data))
+	if err != nil {
+		return nil, err
+	}
+	servers, _ := doc["mcp_servers"].(map[string]any)
+	names := make([]string, 0, len(servers))
+	for name := range servers {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	var out []clientEntry
+	for _, name := range names {
+		t, ok := servers[name].(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("mcp_servers.%s is not a table", name)
+		}
+		e := clientEntry{Name: name, Env: map[string]string{}}
+		e.Command, _ = t["command"].(string)
+		if args, ok := t["args"].([]any); ok {
+			for _, a := range args {
+				s, ok := a.(string)
+				if !ok {
+					return nil, fmt.Errorf("mcp_servers.%s.args: not a list of strings", name)
+				}
+				e.Args = append(e.Args, s)
+			}
+		}
+		if env, ok := t["env"].(map[string]any); ok {
+			for k, v := range env {
+				s, ok := v.(string)
+				if !ok {
+					return nil, fmt.Errorf("mcp_servers.%s.env.%s: not a string", name, k)
+				}
+				e.Env[k] = s
+			}
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// carriedEnv are the variables a user sets in their shell that change
+// what fleetmux does, with the flag that can say the same in args.
+var carriedEnv = []struct{ name, flag string }{
+	{"LIBTMUX_SOCKET", ""},
+	{"LIBTMUX_SOCKET_PATH", ""},
+	{"LIBTMUX_TMUX_BIN", ""},
+	{"LIBTMUX_SAFETY", "--read-only"},
+	{"LIBTMUX_SUPPRESS_HISTORY", ""},
+	{"LIBTMUX_MCP_WAIT_MAX_SECONDS", ""},
+	{"FLEETMUX_HOSTS", "--hosts"},
+	{"FLEETMUX_SSH_CONFIG", "--ssh-config"},
+	{"FLEETMUX_STATE", "--state"},
+	{"FLEETMUX_TOOLSETS", "--toolsets"},
+}
+
+// checkClients reports every fleetmux entry of the client files found.
+func checkClients(env doctorEnv) []doctorCheck {
+	self, _ := os.Executable()
+	if p, err := filepath.EvalSymlinks(self); err == nil {
+		self = p
+	}
+	var checks []doctorCheck
+	found := 0
+	for _, f := range clientFiles(env) {
+		data, err := os.ReadFile(f.path)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		found++
+		name := "client " + f.client + " (" + tildePath(f.path, env.home) + ")"
+		if err != nil {
+			checks = append(checks, doctorCheck{Check: name, Status: statusFail, Detail: err.Error(), Fix: "make the file readable"})
+			continue
+		}
+		entries, err := f.read(data)
+		if err != nil {
+			checks = append(checks, doctorCheck{Check: name, Status: statusFail, Detail: "cannot be read: " + err.Error(),
+				Fix: "fix its syntax: the client cannot read it either"})
+			continue
+		}
+		var ours []clientEntry
+		userScope := false
+		for _, e := range entries {
+			if isFleetmuxCommand(e.Command) {
+				ours = append(ours, e)
+				userScope = userScope || e.Scope == "user scope"
+			}
+		}
+		if len(ours) == 0 {
+			fix := "add the entry of configs/" + configFileFor(f.client) + " with the absolute path " + orText(self, "of fleetmux")
+			if f.client == "Claude Code" {
+				fix = "claude mcp add --scope user tmux -- " + orText(self, "/absolute/path/to/fleetmux")
+			}
+			checks = append(checks, doctorCheck{Check: name, Status: statusWarn, Detail: "fleetmux is not registered here", Fix: fix})
+			continue
+		}
+		for _, e := range ours {
+			checks = append(checks, checkClientEntry(env, f, name, e, self, userScope))
+		}
+	}
+	if found == 0 {
+		checks = append(checks, doctorCheck{Check: "clients", Status: statusWarn,
+			Detail: "no MCP client configuration found (Claude Code, Claude Desktop, Cursor, Gemini CLI, Codex)",
+			Fix:    "register fleetmux with your client: see configs/README.md"})
+	}
+	return checks
+}
+
+func configFileFor(client string) string {
+	switch client {
+	case "Claude Desktop":
+		return "claude-desktop.json"
+	case "Cursor":
+		return "cursor-mcp.json"
+	case "Gemini CLI":
+		return "gemini-settings.json"
+	case "Codex":
+		return "codex-config.toml"
+	}
+	return "claude-code.sh"
+}
+
+// isFleetmuxCommand reports whether an entry's command starts fleetmux.
+func isFleetmuxCommand(cmd string) bool {
+	return cmd == configPlaceholder || filepath.Base(cmd) == "fleetmux"
+}
+
+func tildePath(p, home string) string {
+	if home != "" && home != "/" {
+		if rel, ok := strings.CutPrefix(p, home+string(filepath.Separator)); ok {
+			return "~/" + rel
+		}
+	}
+	return p
+}
+
+// checkClientEntry checks one fleetmux entry: command, arguments,
+// environment (and, for Gemini CLI, the trust of the working directory).
+func checkClientEntry(env doctorEnv, f clientFile, name string, e clientEntry, self string, userScope bool) doctorCheck {
+	c := doctorCheck{Check: fmt.Sprintf("%s %q", name, e.Name), Status: statusOK}
+	if e.Scope != "" {
+		c.Check = fmt.Sprintf("%s %q [%s]", name, e.Name, e.Scope)
+	}
+	var notes, probs, fixes []string // notes: what the entry is; probs: what is wrong
+	problem := func(status, note, fix string) {
+		if status == statusFail || c.Status == statusOK {
+			c.Status = status
+		}
+		probs = append(probs, note)
+		if fix != "" {
+			fixes = append(fixes, fix)
+		}
+	}
+	abs := orText(self, "/absolute/path/to/fleetmux")
+
+	// The command.
+	switch {
+	case e.Command == configPlaceholder:
+		problem(statusFail, "the command is still the placeholder "+configPlaceholder, "replace it with "+abs)
+	case !filepath.IsAbs(e.Command):
+		if p, err := exec.LookPath(e.Command); err == nil {
+			problem(statusWarn, fmt.Sprintf("the command %q is found on your PATH (%s) but a client started outside your shell may not have that PATH", e.Command, p), "use the absolute path "+p)
+		} else {
+			problem(statusFail, fmt.Sprintf("the command %q is not on PATH", e.Command), "use the absolute path "+abs)
+		}
+	default:
+		fi, err := os.Stat(e.Command)
+		switch {
+		case err != nil:
+			problem(statusFail, e.Command+" does not exist", "reinstall (go install ./cmd/fleetmux) or use the absolute path "+abs)
+		case fi.IsDir() || fi.Mode().Perm()&0o111 == 0:
+			problem(statusFail, e.Command+" is not an executable file", "use the absolute path "+abs)
+		default:
+			out, _, err := runQuiet(context.Background(), e.Command, "--version")
+			if v := strings.TrimSpace(out); err == nil && strings.HasPrefix(v, "fleetmux ") {
+				notes = append(notes, e.Command+" ("+strings.Fields(v)[1]+")")
+			} else {
+				problem(statusFail, e.Command+" --version does not print a fleetmux version", "use the absolute path "+abs)
+			}
+		}
+	}
+
+	// The arguments, as serving would parse them.
+	fleetMode := e.Env["FLEETMUX_HOSTS"] != ""
+	if len(e.Args) > 0 && subcommands[e.Args[0]] != nil {
+		notes = append(notes, "runs fleetmux "+e.Args[0])
+	} else if len(e.Args) > 0 {
+		fset := flag.NewFlagSet("fleetmux", flag.ContinueOnError)
+		var g globalFlags
+		g.register(fset)
+		fset.Bool("version", false, "")
+		// The entry's env, not this process's, gives the flags' defaults.
+		for k, name := range envFlags {
+			_ = fset.Set(name, e.Env[k])
+		}
+		if err := parseFlags(fset, e.Args, io.Discard); err != nil {
+			problem(statusFail, "fleetmux would not start with args "+strings.Join(e.Args, " ")+": "+err.Error(), "fix the args (fleetmux --help lists the flags)")
+		} else if fset.NArg() > 0 {
+			problem(statusFail, fmt.Sprintf("fleetmux would not start: unknown command %q in args", fset.Arg(0)), "fix the args (fleetmux --help lists the commands)")
+		}
+		fleetMode = fleetMode || g.hosts != ""
+	}
+
+	// The environment, as fleetmux reads it at start-up.
+	if v, ok := e.Env["LIBTMUX_SUPPRESS_HISTORY"]; ok && v != "0" && v != "1" {
+		problem(statusFail, "env LIBTMUX_SUPPRESS_HISTORY must be 0 or 1: fleetmux refuses to start", "set it to 0 or 1, or remove it")
+	}
+	if v, ok := e.Env["LIBTMUX_SAFETY"]; ok {
+		if _, valid := mcp.ParseTier(v); !valid {
+			problem(statusWarn, fmt.Sprintf("env LIBTMUX_SAFETY=%q is not a tier: fleetmux falls back to readonly", v), "set it to readonly, mutating or destructive")
+		}
+	}
+	if v, ok := e.Env["FLEETMUX_TOOLSETS"]; ok {
+		if _, err := mcp.ParseToolsets(v); err != nil {
+			problem(statusFail, "env FLEETMUX_TOOLSETS: "+err.Error(), "fix FLEETMUX_TOOLSETS")
+		}
+	}
+	var missing, pairs []string
+	for _, v := range carriedEnv {
+		here := env.getenv(v.name)
+		if here == "" {
+			continue
+		}
+		if _, ok := e.Env[v.name]; ok || v.flag != "" && slices.ContainsFunc(e.Args, func(a string) bool { return a == v.flag || strings.HasPrefix(a, v.flag+"=") }) {
+			continue
+		}
+		missing = append(missing, v.name)
+		pairs = append(pairs, v.name+"="+here)
+	}
+	if len(missing) > 0 {
+		problem(statusWarn, strings.Join(missing, ", ")+" set in your environment but not in the entry's env: MCP clients start servers with a minimal environment, so fleetmux may run without it",
+			"add "+strings.Join(pairs, " ")+" to the entry's env (or unset it here if the entry is right)")
+	}
+	if sock := env.getenv("SSH_AUTH_SOCK"); fleetMode && sock != "" && e.Env["SSH_AUTH_SOCK"] == "" {
+		problem(statusWarn, "fleet mode without SSH_AUTH_SOCK in the entry's env: your ssh-agent may not reach fleetmux (only IdentityFile keys are then used)",
+			"add SSH_AUTH_SOCK with a path that stays the same across logins to the entry's env")
+	}
+	if len(e.Env) > 0 {
+		keys := make([]string, 0, len(e.Env))
+		for k := range e.Env {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		notes = append(notes, "env "+strings.Join(keys, ","))
+	}
+
+	// Where the entry applies.
+	if strings.HasPrefix(e.Scope, "local scope") && !userScope {
+		problem(statusWarn, "registered for one directory only: claude mcp list elsewhere does not show it",
+			"claude mcp add --scope user "+e.Name+" -- "+orText(e.Command, abs))
+	}
+	if f.client == "Gemini CLI" {
+		if trusted, why := geminiTrusts(env); !trusted {
+			problem(statusWarn, why, "trust the folder when Gemini CLI asks, or add {\""+env.cwd+"\": \"TRUST_FOLDER\"} to ~/.gemini/trustedFolders.json")
+		}
+	}
+	c.Detail = strings.Join(append(notes, probs...), "; ")
+	c.Fix = strings.Join(fixes, "; ")
+	return c
+}
+
+// envFlags maps the FLEETMUX_ variables that give flag defaults to their
+// flags (see globalFlags.register).
+var envFlags = map[string]string{"FLEETMUX_HOSTS": "hosts", "FLEETMUX_SSH_CONFIG": "ssh-config", "FLEETMUX_STATE": "state", "FLEETMUX_TOOLSETS": "toolsets"}
+
+// geminiTrusts reports whether Gemini CLI trusts the working directory,
+// which it needs to start MCP servers: folder trust switched off in the
+// user settings, GEMINI_CLI_TRUST_WORKSPACE=true, or a rule of
+// trustedFolders.json (TRUST_FOLDER for the folder and below,
+// TRUST_PARENT for its parent and below, DO_NOT_TRUST; the longest rule
+// wins).
+func geminiTrusts(env doctorEnv) (bool, string) {
+	if env.getenv("GEMINI_CLI_TRUST_WORKSPACE") == "true" {
+		return true, ""
+	}
+	if data, err := os.ReadFile(filepath.Join(env.home, ".gemini", "settings.json")); err == nil {
+		var s struct {
+			Security struct {
+				FolderTrust struct {
+					Enabled *bool `json:"enabled"`
+				} `json:"folderTrust"`
+			} `json:"security"`
+		}
+		if json.Unmarshal(stripJSONComments(data), &s) == nil && s.Security.FolderTrust.Enabled != nil && !*s.Security.FolderTrust.Enabled {
+			return true, ""
+		}
+	}
+	path := env.getenv("GEMINI_CLI_TRUSTED_FOLDERS_PATH")
+	if path == "" {
+		path = filepath.Join(env.home, ".gemini", "trustedFolders.json")
+	}
+	untrusted := "Gemini CLI disables MCP servers in folders it does not trust, and " + env.cwd + " is not trusted"
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return false, untrusted
+	}
+	var rules map[string]string
+	if err := json.Unmarshal(stripJSONComments(data), &rules); err != nil {
+		return false, untrusted + " (" + tildePath(path, env.home) + " cannot be read: " + err.Error() + ")"
+	}
+	best, level := -1, ""
+	for p, l := range rules {
+		dir := filepath.Clean(p)
+		if l == "TRUST_PARENT" {
+			dir = filepath.Dir(dir)
+		}
+		if (env.cwd == dir || strings.HasPrefix(env.cwd, strings.TrimSuffix(dir, "/")+"/")) && len(dir) > best {
+			best, level = len(dir), l
+		}
+	}
+	if level == "TRUST_FOLDER" || level == "TRUST_PARENT" {
+		return true, ""
+	}
+	return false, untrusted
+}
