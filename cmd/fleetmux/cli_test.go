@@ -69,6 +69,8 @@ func TestHelpOnStdoutOnce(t *testing.T) {
 		{[]string{"call", "list_sessions", "--help"}, []string{"host"}},
 		{[]string{"audit", "--help"}, []string{"state", "json", "host", "tool", "outcome", "since", "until", "limit", "follow", "compact"}},
 		{[]string{"bench", "--help"}, []string{"hosts", "ssh-config", "host", "n", "json"}},
+		{[]string{"serve", "--help"}, append([]string{"http", "token-file", "no-auth", "allow-remote"}, globalNames...)},
+		{[]string{"help", "serve"}, []string{"http"}},
 	} {
 		code, out, errOut := runCLI(t, tt.args...)
 		if code != 0 || errOut != "" || !strings.Contains(out, "Usage") {
@@ -84,7 +86,7 @@ func TestHelpOnStdoutOnce(t *testing.T) {
 			}
 		}
 	}
-	for _, sc := range []string{"tools", "call", "hosts", "audit", "bench"} {
+	for _, sc := range []string{"serve", "tools", "call", "hosts", "audit", "bench"} {
 		if _, out, _ := runCLI(t, "--help"); !strings.Contains(out, "fleetmux "+sc) {
 			t.Errorf("main help does not list %s", sc)
 		}
@@ -576,7 +578,7 @@ func TestReadmeFlagsAndCommandsExist(t *testing.T) {
 		t.Fatal(err)
 	}
 	var help strings.Builder
-	for _, args := range [][]string{{"--help"}, {"tools", "--help"}, {"call", "--help"}, {"hosts", "--help"}, {"audit", "--help"}, {"bench", "--help"}} {
+	for _, args := range [][]string{{"--help"}, {"tools", "--help"}, {"call", "--help"}, {"hosts", "--help"}, {"audit", "--help"}, {"bench", "--help"}, {"serve", "--help"}} {
 		_, out, errOut := runCLI(t, args...)
 		help.WriteString(out + errOut)
 	}
