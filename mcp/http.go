@@ -32,8 +32,8 @@ type HTTPOptions struct {
 }
 
 // HTTPHandler serves MCP over streamable HTTP for any number of clients,
-// all on one Server: one tool table, one backend (so one SSH pool and one
-// set of tmux control clients) and one auditor. Each client gets its own
+// all on one Server: one tool table, one backend (so one pool of SSH
+// connections) and one auditor. Each client gets its own
 // MCP session (Mcp-Session-Id), which its audit records carry.
 //
 // In front of the SDK's handler it checks, in this order: the Host header

@@ -26,7 +26,7 @@ Serves MCP. Without --http it speaks MCP on stdin/stdout, exactly as plain
 
 With --http ADDR it runs as a daemon that serves MCP over streamable HTTP at
 http://ADDR/mcp to any number of agents at once. All of them share one
-server: the same tools, the same SSH connections and tmux control clients,
+server: the same tools, the same pooled SSH connections to your hosts,
 the same audit log, so a second agent sees the fleet the first one set up,
 and the daemon outlives client restarts. Each client's MCP session id
 (Mcp-Session-Id) is recorded with its calls ("fleetmux audit --session ID").
