@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The one test command: installs what the tests need (tmux, OpenSSH server
-# and client) when missing, then runs vet and the whole suite with -race.
+# and client, npm) when missing, then runs vet and the whole suite with -race,
+# then the MCP conformance suite against `fleetmux serve --http`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -14,6 +15,8 @@ command -v ssh-agent >/dev/null 2>&1 || need+=(openssh-client)
 command -v npm >/dev/null 2>&1 || need+=(npm)
 # Login shells the SSH transport is tested under (fish, tcsh, zsh).
 for sh in fish tcsh zsh; do command -v "$sh" >/dev/null 2>&1 || need+=("$sh"); done
+# The conformance step installs its Node >= 22 and the suite with npm.
+command -v npm >/dev/null 2>&1 || need+=(npm)
 if [ "${#need[@]}" -gt 0 ]; then
   sudo=""
   [ "$(id -u)" = 0 ] || sudo=sudo
@@ -36,3 +39,5 @@ fi
 "$staticcheck" ./...
 echo "== go test -race" >&2
 go test -race -count=1 -timeout 20m ./...
+echo "== MCP conformance suite (serve --http)" >&2
+./.ci/conformance.sh

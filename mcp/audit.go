@@ -22,6 +22,9 @@ func (s *Server) audit(ctx context.Context, req *sdk.CallToolRequest, tool, host
 		Parent:    parent,
 	}
 	ev.Client, ev.ClientVersion = clientInfo(req)
+	if req != nil && req.Session != nil {
+		ev.MCPSessionID = req.Session.ID()
+	}
 	if b, jerr := json.Marshal(s.redact(raw)); jerr == nil {
 		ev.Args = b
 	}

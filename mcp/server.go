@@ -59,7 +59,8 @@ type Backend interface {
 // already redacted.
 type AuditEvent struct {
 	Time          time.Time
-	SessionID     string
+	SessionID     string // this process's audit id
+	MCPSessionID  string // the call's MCP session (an HTTP client's Mcp-Session-Id); "" on stdio
 	Client        string
 	ClientVersion string
 	Host          string

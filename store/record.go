@@ -39,6 +39,12 @@ type Record struct {
 	// SessionID is a random id chosen once per fleetmux process (the MCP
 	// SDK has no session id on stdio).
 	SessionID string `json:"session_id"`
+	// MCPSessionID is the MCP session the call came in on: the
+	// Mcp-Session-Id of a streamable HTTP client of `fleetmux serve
+	// --http`, one per connected agent. Empty on stdio and in records
+	// written before fleetmux served HTTP (no schema change: an absent key
+	// reads as empty, and older readers ignore it).
+	MCPSessionID string `json:"mcp_session_id,omitempty"`
 	// Client and ClientVersion come from the MCP client's implementation info.
 	Client        string `json:"client,omitempty"`
 	ClientVersion string `json:"client_version,omitempty"`
@@ -72,7 +78,7 @@ func (r Record) normalize(now time.Time) Record {
 		r.Time = now
 	}
 	r.Time = r.Time.UTC()
-	for _, f := range []*string{&r.SessionID, &r.Client, &r.ClientVersion, &r.Host, &r.Tool, &r.Outcome, &r.ErrorType, &r.Parent} {
+	for _, f := range []*string{&r.SessionID, &r.MCPSessionID, &r.Client, &r.ClientVersion, &r.Host, &r.Tool, &r.Outcome, &r.ErrorType, &r.Parent} {
 		*f = truncateBytes(*f, MaxNameBytes)
 	}
 	if len(r.Error) > MaxErrorBytes {
@@ -104,6 +110,7 @@ type Query struct {
 	Host    string    // exact host alias
 	Tool    string    // exact tool name
 	Outcome string    // exact outcome
+	Session string    // exact SessionID (a process) or MCPSessionID (an HTTP client)
 	Since   time.Time // records with Time >= Since
 	Until   time.Time // records with Time < Until
 	// AfterSeq keeps only records with Seq > AfterSeq. With Since set a
@@ -118,7 +125,8 @@ type Query struct {
 func (q Query) match(r *Record) bool {
 	return (q.Host == "" || r.Host == q.Host) &&
 		(q.Tool == "" || r.Tool == q.Tool) &&
-		(q.Outcome == "" || r.Outcome == q.Outcome)
+		(q.Outcome == "" || r.Outcome == q.Outcome) &&
+		(q.Session == "" || r.SessionID == q.Session || r.MCPSessionID == q.Session)
 }
 
 // HostState is what fleetmux remembers about a host across restarts.

@@ -111,14 +111,14 @@ func TestAppendQueryOrderAndFilters(t *testing.T) {
 	at := func(sec int) time.Time { return base.Add(time.Duration(sec) * time.Second) }
 	// Appended out of time order, in two calls.
 	if err := s.Append(ctx,
-		Record{Time: at(30), Host: "local", Tool: "t30", Outcome: OutcomeOK},
-		Record{Time: at(10), Host: "devbox-3", Tool: "t10", Outcome: OutcomeError, Error: "boom"},
+		Record{Time: at(30), Host: "local", Tool: "t30", Outcome: OutcomeOK, SessionID: "p1", MCPSessionID: "H1"},
+		Record{Time: at(10), Host: "devbox-3", Tool: "t10", Outcome: OutcomeError, Error: "boom", SessionID: "p1", MCPSessionID: "H2"},
 		Record{Time: at(20).In(time.FixedZone("X", 3600)), Host: "local", Tool: "t20", Outcome: OutcomeRefused},
 	); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Append(ctx,
-		Record{Time: at(40), Host: "devbox-3", Tool: "t40", Outcome: OutcomeOK},
+		Record{Time: at(40), Host: "devbox-3", Tool: "t40", Outcome: OutcomeOK, SessionID: "p2"},
 		Record{Time: at(20), Host: "devbox-3", Tool: "t20b", Outcome: OutcomeOK},
 	); err != nil {
 		t.Fatal(err)
@@ -141,7 +141,7 @@ func TestAppendQueryOrderAndFilters(t *testing.T) {
 	if all[1].Time != at(20) {
 		t.Errorf("time not preserved: %v", all[1].Time)
 	}
-	if all[0].Error != "boom" || all[0].Outcome != OutcomeError || all[0].Host != "devbox-3" {
+	if all[0].Error != "boom" || all[0].Outcome != OutcomeError || all[0].Host != "devbox-3" || all[0].MCPSessionID != "H2" {
 		t.Errorf("fields not preserved: %+v", all[0])
 	}
 
@@ -166,6 +166,9 @@ func TestAppendQueryOrderAndFilters(t *testing.T) {
 		{"until after everything", Query{Until: at(100), Limit: 1}, "t40"},
 		{"after seq", Query{AfterSeq: 3}, "t20b,t40"},
 		{"no match", Query{Host: "nope"}, ""},
+		{"process session", Query{Session: "p1"}, "t10,t30"},
+		{"http session", Query{Session: "H2"}, "t10"},
+		{"http session and host", Query{Session: "H1", Host: "devbox-3"}, ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := tools(mustQuery(t, s, tt.q)); got != tt.want {

@@ -39,6 +39,9 @@ Flags:
   --host H        only calls on host H ("local" is this machine)
   --tool T        only calls of tool T
   --outcome O     only calls with outcome O: ok, error or refused
+  --session ID    only calls of one session: an MCP session id of an HTTP
+                  client of "fleetmux serve --http" (mcp_session_id), or the
+                  id of one fleetmux process (session_id); both are in --json
   --since WHEN    only calls at or after WHEN
   --until WHEN    only calls before WHEN
                   WHEN is a time ago (1h, 90m, 7d, 1d12h) or a time
@@ -269,6 +272,7 @@ func parseAuditArgs(args []string, now time.Time, stderr io.Writer) (*auditOptio
 	fs.StringVar(&o.query.Host, "host", "", "host")
 	fs.StringVar(&o.query.Tool, "tool", "", "tool")
 	fs.StringVar(&o.query.Outcome, "outcome", "", "outcome")
+	fs.StringVar(&o.query.Session, "session", "", "session")
 	fs.StringVar(&since, "since", "", "since")
 	fs.StringVar(&until, "until", "", "until")
 	fs.IntVar(&o.query.Limit, "limit", 100, "limit")

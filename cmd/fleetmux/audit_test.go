@@ -40,8 +40,8 @@ func TestParseAuditArgs(t *testing.T) {
 		wantErr string
 	}{
 		{name: "defaults", want: store.Query{Limit: 100}},
-		{name: "filters", args: []string{"--host", "devbox-3", "--tool=send_keys", "--outcome", "refused", "--limit", "0"},
-			want: store.Query{Host: "devbox-3", Tool: "send_keys", Outcome: "refused"}},
+		{name: "filters", args: []string{"--host", "devbox-3", "--tool=send_keys", "--outcome", "refused", "--limit", "0", "--session", "S1"},
+			want: store.Query{Host: "devbox-3", Tool: "send_keys", Outcome: "refused", Session: "S1"}},
 		{name: "since duration", args: []string{"--since", "90m"}, want: store.Query{Since: auditNow.Add(-90 * time.Minute), Limit: 100}},
 		{name: "since days", args: []string{"--since", "1d12h", "--until", "1h"},
 			want: store.Query{Since: auditNow.Add(-36 * time.Hour), Until: auditNow.Add(-time.Hour), Limit: 100}},
@@ -71,7 +71,7 @@ func TestParseAuditArgs(t *testing.T) {
 				t.Fatal(err)
 			}
 			g, w := o.query, tt.want
-			if g.Host != w.Host || g.Tool != w.Tool || g.Outcome != w.Outcome || g.Limit != w.Limit ||
+			if g.Host != w.Host || g.Tool != w.Tool || g.Outcome != w.Outcome || g.Session != w.Session || g.Limit != w.Limit ||
 				!g.Since.Equal(w.Since) || !g.Until.Equal(w.Until) {
 				t.Errorf("query = %+v, want %+v", g, w)
 			}
@@ -117,7 +117,7 @@ func seedAudit(t *testing.T) *store.Store {
 	recs := []store.Record{
 		{Time: auditNow.Add(-3 * time.Hour), Host: "local", Tool: "list_sessions", Outcome: "ok",
 			Duration: 1234 * time.Microsecond, Args: json.RawMessage(`{}`)},
-		{Time: auditNow.Add(-30 * time.Minute), Host: "devbox-3", Tool: "send_keys", Outcome: "ok", Parent: "call_mutating_tools_batch",
+		{Time: auditNow.Add(-30 * time.Minute), Host: "devbox-3", Tool: "send_keys", Outcome: "ok", Parent: "call_mutating_tools_batch", MCPSessionID: "http-1",
 			Duration: 2500 * time.Millisecond, Args: json.RawMessage(`{"pane_id":"%1","keys":{"len":5,"sha256_prefix":"2cf24dba5fb0"}}`)},
 		{Time: auditNow.Add(-10 * time.Minute), Host: "devbox-3", Tool: "kill_server", Outcome: "refused",
 			Error: "Tool 'kill_server' requires tier destructive\nsecond line \x1b[31m", Args: json.RawMessage(`{"socket_name": "a\u001b[2Jb"}`)},
@@ -171,8 +171,15 @@ func TestAuditJSONLines(t *testing.T) {
 	if err := json.Unmarshal([]byte(lines[1]), &r); err != nil {
 		t.Fatal(err)
 	}
-	if r.Tool != "send_keys" || r.Parent != "call_mutating_tools_batch" || r.Duration != 2500*time.Millisecond || r.Seq != 2 {
+	if r.Tool != "send_keys" || r.Parent != "call_mutating_tools_batch" || r.Duration != 2500*time.Millisecond || r.Seq != 2 || r.MCPSessionID != "http-1" {
 		t.Errorf("decoded %+v", r)
+	}
+	if strings.Contains(lines[0], "mcp_session_id") {
+		t.Errorf("a record without an MCP session has the key: %s", lines[0])
+	}
+	code, out, _ = runAuditTest(t, map[string]string{"FLEETMUX_STATE": s.Path()}, "--json", "--session", "http-1")
+	if code != 0 || strings.Count(out, "\n") != 1 || !strings.Contains(out, `"mcp_session_id":"http-1"`) {
+		t.Errorf("--session http-1: %d %q", code, out)
 	}
 }
 

@@ -75,6 +75,8 @@ func TestHelpOnStdoutOnce(t *testing.T) {
 		{[]string{"doctor", "--help"}, []string{"hosts", "ssh-config", "state", "json"}},
 		{[]string{"help", "doctor"}, []string{"hosts"}},
 		{[]string{"tools", "--help"}, []string{"toolsets", "read-only"}},
+		{[]string{"serve", "--help"}, append([]string{"http", "token-file", "no-auth", "allow-remote"}, globalNames...)},
+		{[]string{"help", "serve"}, []string{"http"}},
 	} {
 		code, out, errOut := runCLI(t, tt.args...)
 		if code != 0 || errOut != "" || !strings.Contains(out, "Usage") {
@@ -90,7 +92,7 @@ func TestHelpOnStdoutOnce(t *testing.T) {
 			}
 		}
 	}
-	for _, sc := range []string{"tools", "call", "hosts", "audit", "bench", "doctor"} {
+	for _, sc := range []string{"serve", "tools", "call", "hosts", "audit", "bench", "doctor"} {
 		if _, out, _ := runCLI(t, "--help"); !strings.Contains(out, "fleetmux "+sc) {
 			t.Errorf("main help does not list %s", sc)
 		}
@@ -601,7 +603,7 @@ func TestReadmeFlagsAndCommandsExist(t *testing.T) {
 		t.Fatal(err)
 	}
 	var help strings.Builder
-	for _, args := range [][]string{{"--help"}, {"tools", "--help"}, {"call", "--help"}, {"hosts", "--help"}, {"audit", "--help"}, {"bench", "--help"}, {"doctor", "--help"}} {
+	for _, args := range [][]string{{"--help"}, {"tools", "--help"}, {"call", "--help"}, {"hosts", "--help"}, {"audit", "--help"}, {"bench", "--help"}, {"doctor", "--help"}, {"serve", "--help"}} {
 		_, out, errOut := runCLI(t, args...)
 		help.WriteString(out + errOut)
 	}
@@ -615,8 +617,9 @@ func TestReadmeFlagsAndCommandsExist(t *testing.T) {
 			t.Errorf("README mentions --%s, which no help text explains", f[1])
 		}
 	}
-	for _, c := range regexp.MustCompile(`\bfleetmux ([a-z][a-z-]*)`).FindAllStringSubmatch(spans, -1) {
-		if _, ok := subcommands[c[1]]; !ok && c[1] != "help" {
+	// "fleetmux http://..." is a server name followed by its URL.
+	for _, c := range regexp.MustCompile(`\bfleetmux ([a-z][a-z-]*)(:?)`).FindAllStringSubmatch(spans, -1) {
+		if _, ok := subcommands[c[1]]; !ok && c[1] != "help" && c[2] == "" {
 			t.Errorf("README shows `fleetmux %s`, which is not a command", c[1])
 		}
 	}

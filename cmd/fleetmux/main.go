@@ -12,7 +12,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/exec"
 	"os/signal"
 	"slices"
 	"strconv"
@@ -36,6 +35,7 @@ var subcommands = map[string]func(args []string, stdout, stderr io.Writer) int{
 	"hosts": runHosts,
 	"audit": runAudit,
 	"bench": runBench,
+	"serve": runServe,
 }
 
 // doctor reads the subcommand table (an entry of a client config may name
@@ -50,6 +50,9 @@ const usage = `fleetmux: tmux for AI agents, on this machine and on your dev box
 
 Usage:
   fleetmux [flags]                  serve MCP on stdio (register this with your MCP client)
+  fleetmux serve --http ADDR [flags]
+                                    serve MCP over HTTP to several agents at once, with a
+                                    bearer token (see fleetmux help serve)
   fleetmux tools [--json]           list the tools this configuration exposes
   fleetmux call TOOL [JSON] [--host H]
                                     run one tool and print its MCP result as JSON
@@ -273,7 +276,7 @@ func runHelp(args []string, stdout, stderr io.Writer) int {
 	if sc, ok := subcommands[args[0]]; ok {
 		return sc([]string{"--help"}, stdout, stderr)
 	}
-	fmt.Fprintf(stderr, "fleetmux help: unknown command %q (commands: tools, call, hosts, audit, bench, doctor)\n", args[0])
+	fmt.Fprintf(stderr, "fleetmux help: unknown command %q (commands: serve, tools, call, hosts, audit, bench, doctor)\n", args[0])
 	return 2
 }
 
@@ -331,18 +334,7 @@ func build(ctx context.Context, g *globalFlags, log *slog.Logger) (*mcp.Server, 
 
 func serve(g *globalFlags, stderr io.Writer) int {
 	log := newLogger(g.logLevel, stderr)
-	// The tmux that tools will run: LIBTMUX_TMUX_BIN (a path or a name on
-	// PATH), else "tmux".
-	bin := os.Getenv("LIBTMUX_TMUX_BIN")
-	if bin == "" {
-		bin = "tmux"
-	}
-	if _, err := exec.LookPath(bin); err != nil {
-		if bin == "tmux" {
-			fmt.Fprintln(stderr, "fleetmux: tmux binary not found on PATH")
-		} else {
-			fmt.Fprintf(stderr, "fleetmux: LIBTMUX_TMUX_BIN=%s: not an executable file\n", bin)
-		}
+	if !tmuxPresent(stderr) {
 		return 1
 	}
 	if interactive(os.Stdin) {

@@ -93,7 +93,7 @@ func (a *storeAuditor) Append(ctx context.Context, ev mcp.AuditEvent) error {
 	ctx, cancel := context.WithTimeout(ctx, 6*time.Second)
 	defer cancel()
 	return a.st.Append(ctx, store.Record{
-		Time: ev.Time, PID: a.pid, SessionID: ev.SessionID,
+		Time: ev.Time, PID: a.pid, SessionID: ev.SessionID, MCPSessionID: ev.MCPSessionID,
 		Client: ev.Client, ClientVersion: ev.ClientVersion,
 		Host: ev.Host, Tool: ev.Tool, Args: ev.Args,
 		Outcome: ev.Outcome, ErrorType: ev.ErrorType, Error: ev.Error,

@@ -1,0 +1,371 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// httpDaemon is a `fleetmux serve --http` process started by a test.
+type httpDaemon struct {
+	cmd    *exec.Cmd
+	url    string
+	stderr *lockedBuf
+	exited chan error
+}
+
+var serveURL = regexp.MustCompile(`serving MCP over streamable HTTP at (http://\S+)`)
+
+// startHTTPDaemon starts the built binary with `serve --http 127.0.0.1:0`
+// and extra args, waits for the URL it prints and stops it (SIGTERM) when
+// the test ends.
+func startHTTPDaemon(t *testing.T, env []string, args ...string) *httpDaemon {
+	t.Helper()
+	d := &httpDaemon{stderr: &lockedBuf{}, exited: make(chan error, 1)}
+	d.cmd = exec.Command(binPath, append([]string{"serve", "--http", "127.0.0.1:0", "--log-level", "info"}, args...)...)
+	d.cmd.Env = append(os.Environ(), append([]string{"TMUX=", "TMUX_PANE=", "FLEETMUX_HOSTS="}, env...)...)
+	d.cmd.Stderr = d.stderr
+	if err := d.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { d.exited <- d.cmd.Wait() }()
+	t.Cleanup(func() { d.stop(t) })
+	deadline := time.After(30 * time.Second)
+	for {
+		if m := serveURL.FindStringSubmatch(d.stderr.String()); m != nil {
+			d.url = m[1]
+			return d
+		}
+		select {
+		case err := <-d.exited:
+			d.exited <- err
+			t.Fatalf("serve exited before serving: %v\n%s", err, d.stderr.String())
+		case <-deadline:
+			t.Fatalf("serve printed no URL:\n%s", d.stderr.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// stop sends SIGTERM and returns the exit error (nil for status 0).
+func (d *httpDaemon) stop(t *testing.T) error {
+	t.Helper()
+	if d.cmd.ProcessState != nil {
+		return nil
+	}
+	_ = d.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-d.exited:
+		return err
+	case <-time.After(30 * time.Second):
+		_ = d.cmd.Process.Kill()
+		t.Errorf("serve did not stop on SIGTERM:\n%s", d.stderr.String())
+		return <-d.exited
+	}
+}
+
+// bearer adds an Authorization header to every request.
+type bearer struct {
+	token string
+	next  http.RoundTripper
+}
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return b.next.RoundTrip(r)
+}
+
+func connectHTTP(ctx context.Context, t *testing.T, url, token, name string) *sdk.ClientSession {
+	t.Helper()
+	c := sdk.NewClient(&sdk.Implementation{Name: name, Version: "1"}, nil)
+	tr := &sdk.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: bearer{token, http.DefaultTransport}}}
+	cs, err := c.Connect(ctx, tr, nil)
+	if err != nil {
+		t.Fatalf("%s: connect: %v", name, err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// TestServeHTTPTwoAgents: two SDK clients share one daemon: both list the
+// tools, one creates a tmux session and the other sees it, and their
+// audit records carry their own MCP session ids. The token file is
+// created with mode 0600 and SIGTERM ends the daemon with status 0.
+func TestServeHTTPTwoAgents(t *testing.T) {
+	sock := fmt.Sprintf("fleetmux-test-http-%d", os.Getpid())
+	if out, err := exec.Command("tmux", "-L", sock, "-f", "/dev/null", "new-session", "-d", "-s", "base", "/bin/sh").CombinedOutput(); err != nil {
+		t.Fatalf("tmux: %v %s", err, out)
+	}
+	defer exec.Command("tmux", "-L", sock, "kill-server").Run()
+	dir := t.TempDir()
+	state := filepath.Join(dir, "state", "state.db")
+	d := startHTTPDaemon(t, []string{"LIBTMUX_SOCKET=" + sock}, "--state", state)
+
+	tokenPath := filepath.Join(dir, "state", "http-token")
+	fi, err := os.Stat(tokenPath)
+	if err != nil {
+		t.Fatalf("token file not next to the state file: %v\n%s", err, d.stderr.String())
+	}
+	if fi.Mode().Perm() != 0o600 {
+		t.Errorf("token file mode %04o, want 0600", fi.Mode().Perm())
+	}
+	raw, _ := os.ReadFile(tokenPath)
+	token := strings.TrimSpace(string(raw))
+	if !regexp.MustCompile(`^[0-9a-f]{64}$`).MatchString(token) {
+		t.Errorf("token is not 32 random bytes in hex: %d characters", len(token))
+	}
+	if !strings.Contains(d.stderr.String(), tokenPath) {
+		t.Errorf("start-up does not say where the token is:\n%s", d.stderr.String())
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	a := connectHTTP(ctx, t, d.url, token, "agent-a")
+	b := connectHTTP(ctx, t, d.url, token, "agent-b")
+	if a.ID() == "" || b.ID() == "" || a.ID() == b.ID() {
+		t.Fatalf("MCP session ids %q and %q: want two different ones", a.ID(), b.ID())
+	}
+	var counts []int
+	for _, cs := range []*sdk.ClientSession{a, b} {
+		res, err := cs.ListTools(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		counts = append(counts, len(res.Tools))
+	}
+	if counts[0] == 0 || counts[0] != counts[1] {
+		t.Errorf("tools/list counts %v", counts)
+	}
+	res, err := a.CallTool(ctx, &sdk.CallToolParams{Name: "create_session", Arguments: map[string]any{"session_name": "made-by-a"}})
+	if err != nil || res.IsError {
+		t.Fatalf("create_session: %v %s", err, resultText(res))
+	}
+	res, err = b.CallTool(ctx, &sdk.CallToolParams{Name: "list_sessions", Arguments: map[string]any{}})
+	if err != nil || res.IsError {
+		t.Fatalf("list_sessions: %v %s", err, resultText(res))
+	}
+	if got, _ := json.Marshal(res.StructuredContent); !strings.Contains(string(got), `"session_name":"made-by-a"`) {
+		t.Errorf("agent b does not see agent a's session: %s", got)
+	}
+
+	out, err := exec.Command(binPath, "audit", "--state", state, "--json", "--limit", "0").Output()
+	if err != nil {
+		t.Fatalf("audit: %v", err)
+	}
+	bySession := map[string]string{}
+	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		var rec struct {
+			Tool         string `json:"tool"`
+			Client       string `json:"client"`
+			MCPSessionID string `json:"mcp_session_id"`
+		}
+		if err := json.Unmarshal([]byte(l), &rec); err != nil {
+			t.Fatalf("audit line %q: %v", l, err)
+		}
+		bySession[rec.Client+"/"+rec.Tool] = rec.MCPSessionID
+	}
+	if bySession["agent-a/create_session"] != a.ID() || bySession["agent-b/list_sessions"] != b.ID() {
+		t.Errorf("audit session ids %v, want agent-a %s and agent-b %s", bySession, a.ID(), b.ID())
+	}
+	out, err = exec.Command(binPath, "audit", "--state", state, "--json", "--session", b.ID()).Output()
+	if err != nil || strings.Count(string(out), "\n") != 1 || !strings.Contains(string(out), `"list_sessions"`) {
+		t.Errorf("audit --session %s: %v %s", b.ID(), err, out)
+	}
+
+	a.Close()
+	b.Close()
+	if err := d.stop(t); err != nil {
+		t.Errorf("exit after SIGTERM: %v\n%s", err, d.stderr.String())
+	}
+	if s := d.stderr.String(); strings.Contains(s, "level=ERROR") || strings.Contains(s, token) {
+		t.Errorf("stderr has an ERROR or the token:\n%s", s)
+	}
+}
+
+// TestServeHTTPRefusals: a request without the token or with a wrong one
+// gets 401 with WWW-Authenticate: Bearer; a foreign Host or Origin gets
+// 403 even with the token; nothing echoes the token.
+func TestServeHTTPRefusals(t *testing.T) {
+	dir := t.TempDir()
+	tokenPath := filepath.Join(dir, "tok")
+	const token = "fmtest-tok-0123456789abcdef"
+	if err := os.WriteFile(tokenPath, []byte(token+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d := startHTTPDaemon(t, []string{"LIBTMUX_SOCKET=fleetmux-test-http-none"}, "--no-audit", "--token-file", tokenPath)
+	port := d.url[strings.LastIndex(d.url, ":")+1 : strings.LastIndex(d.url, "/")]
+	const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
+	for _, tt := range []struct {
+		name   string
+		header map[string]string
+		want   int
+	}{
+		{"no token", nil, 401},
+		{"wrong token", map[string]string{"Authorization": "Bearer wrong-" + token}, 401},
+		{"token prefix", map[string]string{"Authorization": "Bearer " + token[:10]}, 401},
+		{"not bearer", map[string]string{"Authorization": "Basic " + token}, 401},
+		{"token", map[string]string{"Authorization": "Bearer " + token}, 200},
+		{"localhost host", map[string]string{"Authorization": "Bearer " + token, "Host": "localhost:" + port}, 200},
+		{"loopback origin", map[string]string{"Authorization": "Bearer " + token, "Origin": "http://localhost:6274"}, 200},
+		{"foreign host", map[string]string{"Authorization": "Bearer " + token, "Host": "evil.example.com:" + port}, 403},
+		{"loopback host, other port", map[string]string{"Authorization": "Bearer " + token, "Host": "127.0.0.1:1"}, 403},
+		{"foreign host, no token", map[string]string{"Host": "evil.example.com"}, 403},
+		{"foreign origin", map[string]string{"Authorization": "Bearer " + token, "Origin": "http://evil.example.com"}, 403},
+		{"null origin", map[string]string{"Authorization": "Bearer " + token, "Origin": "null"}, 403},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			req, _ := http.NewRequest("POST", d.url, strings.NewReader(initialize))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			for k, v := range tt.header {
+				if k == "Host" {
+					req.Host = v
+				} else {
+					req.Header.Set(k, v)
+				}
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != tt.want {
+				t.Fatalf("status %d, want %d: %s", resp.StatusCode, tt.want, body)
+			}
+			if strings.Contains(string(body), token) {
+				t.Errorf("the answer echoes the token: %s", body)
+			}
+			if tt.want == 401 {
+				if !strings.HasPrefix(resp.Header.Get("WWW-Authenticate"), "Bearer") {
+					t.Errorf("WWW-Authenticate %q", resp.Header.Get("WWW-Authenticate"))
+				}
+			}
+			if tt.want >= 400 && !json.Valid(body) {
+				t.Errorf("error body is not JSON: %s", body)
+			}
+		})
+	}
+	if err := d.stop(t); err != nil {
+		t.Errorf("exit: %v", err)
+	}
+	if strings.Contains(d.stderr.String(), token[:10]) {
+		t.Errorf("the token reached the log:\n%s", d.stderr.String())
+	}
+}
+
+// TestServeHTTPNoAuth: --no-auth serves without a token on loopback and
+// says so loudly.
+func TestServeHTTPNoAuth(t *testing.T) {
+	d := startHTTPDaemon(t, []string{"LIBTMUX_SOCKET=fleetmux-test-http-none"}, "--no-audit", "--no-auth")
+	if !strings.Contains(d.stderr.String(), "level=WARN") || !strings.Contains(d.stderr.String(), "--no-auth") {
+		t.Errorf("--no-auth not logged loudly:\n%s", d.stderr.String())
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c := sdk.NewClient(&sdk.Implementation{Name: "anon", Version: "1"}, nil)
+	cs, err := c.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: d.url}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if _, err := cs.ListTools(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestServeUsage: refused combinations are usage errors naming the fix;
+// nothing is created.
+func TestServeUsage(t *testing.T) {
+	state := privateEnv(t)
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"serve", "--http", "0.0.0.0:8765"}, "--allow-remote"},
+		{[]string{"serve", "--http", "192.0.2.1:8765"}, "--allow-remote"},
+		{[]string{"serve", "--http", ":8765"}, "--allow-remote"},
+		{[]string{"serve", "--http", "0.0.0.0:8765", "--allow-remote", "--no-auth"}, "loopback"},
+		{[]string{"serve", "--http", "127.0.0.1:8765", "--no-auth", "--token-file", "/tmp/x"}, "exclude"},
+		{[]string{"serve", "--token-file", "/tmp/x"}, "--http"},
+		{[]string{"serve", "--allow-remote"}, "--http"},
+		{[]string{"serve", "--http", "8765"}, "HOST:PORT"},
+		{[]string{"serve", "--http", "127.0.0.1:99999"}, "port"},
+		{[]string{"serve", "extra"}, "unexpected"},
+	} {
+		code, out, errOut := runCLI(t, tt.args...)
+		if code != 2 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, tt.want) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and one line naming %s", tt.args, code, out, errOut, tt.want)
+		}
+	}
+	if _, err := os.Stat(filepath.Dir(state)); !os.IsNotExist(err) {
+		t.Errorf("a usage error created the state directory: %v", err)
+	}
+}
+
+func TestTokenFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "sub", "http-token")
+	tok, created, err := loadOrCreateToken(path)
+	if err != nil || !created || len(tok) != 64 {
+		t.Fatalf("create: %q %v %v", tok, created, err)
+	}
+	for p, want := range map[string]os.FileMode{path: 0o600, filepath.Dir(path): 0o700} {
+		if fi, err := os.Stat(p); err != nil || fi.Mode().Perm() != want {
+			t.Errorf("%s: mode %v, want %04o (%v)", p, fi.Mode().Perm(), want, err)
+		}
+	}
+	again, created, err := loadOrCreateToken(path)
+	if err != nil || created || again != tok {
+		t.Fatalf("reload: same=%v created=%v %v", again == tok, created, err)
+	}
+	for _, tt := range []struct {
+		name    string
+		content string
+		mode    os.FileMode
+		want    string
+	}{
+		{"group readable", tok, 0o640, "chmod 600"},
+		{"world readable", tok, 0o604, "chmod 600"},
+		{"too short", "short", 0o600, "at least 16"},
+		{"two words", "abcdefghijklmnop qrstuvwxyz", 0o600, "one word"},
+		{"own token", "  my-own-token-of-some-length\n", 0o600, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			p := filepath.Join(dir, strings.ReplaceAll(tt.name, " ", "-"))
+			if err := os.WriteFile(p, []byte(tt.content), tt.mode); err != nil {
+				t.Fatal(err)
+			}
+			os.Chmod(p, tt.mode)
+			got, _, err := loadOrCreateToken(p)
+			if tt.want == "" {
+				if err != nil || got != strings.TrimSpace(tt.content) {
+					t.Fatalf("got %q, %v", got, err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), p) {
+				t.Fatalf("err %v, want one naming %s and %q", err, p, tt.want)
+			}
+			if strings.Contains(err.Error(), tok) {
+				t.Error("the error shows the token")
+			}
+		})
+	}
+	if _, _, err := loadOrCreateToken(dir); err == nil {
+		t.Error("a directory was accepted as token file")
+	}
+}
