@@ -2,10 +2,13 @@ package mcp
 
 import (
 	"context"
+	"fmt"
 	"os/exec"
 	"testing"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/fleetmux/fleetmux/mcp/pyfmt"
 )
 
 // BenchmarkBareListSessions is the baseline: one tmux list-sessions exec.
@@ -64,4 +67,24 @@ func BenchmarkMCPOverhead(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkGroupedText reports the size of a fan-out action's text for
+// 50 hosts with identical outcomes (grouped-bytes) against the 50
+// results one call per host would return (separate-bytes).
+func BenchmarkGroupedText(b *testing.B) {
+	status := 0
+	outs := make([]HostOutcome, 50)
+	separate := 0
+	for i := range outs {
+		r := RunCommandResult{PaneID: fmt.Sprintf("%%%d", i), ExitStatus: &status, Output: []string{"Already up to date.", "ok   github.com/x/y 0.4s", "PASS"}, ElapsedSeconds: 1.234, EffectiveTimeout: 60}
+		outs[i] = HostOutcome{Host: fmt.Sprintf("dev-%02d", i+1), Outcome: outcomeOK, Result: r}
+		separate += len(pyfmt.Compact(r))
+	}
+	var text string
+	for b.Loop() {
+		text = groupedText("run_command", outs, FanoutSummary{Hosts: 50, OK: 50})
+	}
+	b.ReportMetric(float64(len(text)), "grouped-bytes")
+	b.ReportMetric(float64(separate), "separate-bytes")
 }

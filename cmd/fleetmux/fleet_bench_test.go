@@ -141,3 +141,44 @@ func rssMB() float64 {
 	}
 	return 0
 }
+
+// BenchmarkFanoutRunCommand compares run_command fanned out over 20 real
+// sshd hosts with the same call on one of them (ratio-20-vs-1: 1 means
+// the fan-out costs what one host costs). Run with -bench FanoutRunCommand
+// -benchtime 1x.
+func BenchmarkFanoutRunCommand(b *testing.B) {
+	env := sshtest.New(b)
+	var hosts []*sshtest.Host
+	for i := range 20 {
+		hosts = append(hosts, env.StartHost(fmt.Sprintf("fan-%02d", i+1), sshtest.HostOptions{}))
+	}
+	dir := b.TempDir()
+	kh := filepath.Join(dir, "known_hosts")
+	sshtest.WriteKnownHosts(b, kh, sshtest.KnownHostsOptions{}, hosts...)
+	cfg := filepath.Join(dir, "ssh_config")
+	env.WriteSSHConfig(cfg, sshtest.SSHConfigOptions{KnownHostsFile: kh}, hosts...)
+	cs := benchFleetClient(b, cfg, "fan-*", mcp.TierMutating)
+	call := func(args map[string]any, name string) time.Duration {
+		t0 := time.Now()
+		res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: name, Arguments: args})
+		d := time.Since(t0)
+		if err != nil || res.IsError {
+			b.Fatalf("%s %v: %v %+v", name, args, err, res)
+		}
+		return d
+	}
+	call(map[string]any{"host": "fan-*", "session_name": "b"}, "create_session")
+	run := map[string]any{"session_name": "b", "command": "true", "timeout": 20}
+	const n = 15
+	var one, all []time.Duration
+	for b.Loop() {
+		for range n {
+			run["host"] = "fan-01"
+			one = append(one, call(run, "run_command"))
+			run["host"] = "fan-*"
+			all = append(all, call(run, "run_command"))
+		}
+	}
+	b.ReportMetric(float64(p50(all))/float64(p50(one)), "ratio-20-vs-1")
+	fmt.Fprintf(os.Stderr, "run_command p50: one host %.2f ms, 20 hosts %.2f ms (x%.2f)\n", ms(p50(one)), ms(p50(all)), float64(p50(all))/float64(p50(one)))
+}
