@@ -50,6 +50,7 @@ func TestOneRequestPerTool(t *testing.T) {
 		{"capture_pane", map[string]any{"pane_id": pane}, 1, ""},
 		{"snapshot_pane", map[string]any{"pane_id": pane}, 1, ""},
 		{"display_message", map[string]any{"pane_id": pane, "format_string": "#{pane_id}"}, 1, ""},
+		{"paste_text", map[string]any{"pane_id": pane, "text": "x", "bracket": false}, 1, ""},
 		{"send_keys", map[string]any{"pane_id": pane, "keys": "C-u", "enter": false}, 1, ""},
 		{"resize_pane", map[string]any{"pane_id": pane, "height": 10}, 1, ""},
 		{"resize_pane", map[string]any{"pane_id": pane, "zoom": true}, 1, ""},

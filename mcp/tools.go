@@ -186,7 +186,7 @@ var toolDefs = []toolDef{
 	{name: "display_message", set: "io", target: targetServer, check: checkDisplayFormat, run: toolDisplayMessage, limited: true},
 	{name: "enter_copy_mode", set: "panes", target: targetServer, run: toolEnterCopyMode},
 	{name: "exit_copy_mode", set: "panes", target: targetServer, run: toolExitCopyMode},
-	{name: "paste_text", set: "io", target: targetPane, run: toolPasteText},
+	{name: "paste_text", set: "io", target: targetServer, run: toolPasteText},
 
 	// Options, environment, hooks.
 	{name: "show_option", set: "options", target: targetServer, check: checkOptionName, run: showOption},

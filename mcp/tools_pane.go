@@ -138,53 +138,48 @@ func pasteBufferName() (string, error) {
 }
 
 func toolPasteText(ctx context.Context, c *Call) (any, error) {
-	srv, id := c.srv, c.pane["pane_id"]
+	srv := c.srv
 	name, err := pasteBufferName()
 	if err != nil {
 		return nil, unexpected("RuntimeError", err)
 	}
-	// Best effort, whatever happened: paste-buffer -d normally removed it.
-	defer func() {
-		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), pasteLoadTimeout)
-		defer cancel()
-		_, _ = srv.Exec(dctx, tmux.DeleteBuffer(name))
-	}()
-	if err := pasteLoadBuffer(ctx, srv, name, []byte(c.StrOr("text", ""))); err != nil {
-		return nil, err
-	}
-	if _, err := srv.Do(ctx, tmux.PasteBuffer(id, name, true, c.Bool("bracket"))); err != nil {
-		return nil, err
-	}
-	return "Text pasted to pane " + id, nil
-}
-
-// pasteLoadBuffer stages data in the named buffer through the tmux
-// client's stdin (works the same over SSH as locally), bounded by 5 s.
-func pasteLoadBuffer(ctx context.Context, srv *tmux.Server, name string, data []byte) error {
-	if data == nil {
-		data = []byte{}
-	}
+	data := []byte(c.StrOr("text", ""))
+	bracket := c.Bool("bracket")
+	// One request: the lookup, the load from stdin and the paste (which
+	// deletes the buffer), under the load's 5 s bound as the anchor's
+	// load-buffer child has it.
 	lctx, cancel := context.WithTimeout(ctx, pasteLoadTimeout)
 	defer cancel()
-	load := tmux.LoadBuffer(name)
-	out, err := srv.ExecInput(lctx, data, load)
+	var load, paste tmux.Cmd
+	p, replies, err := srv.PaneActInput(lctx, c.paneTarget(), data, func(id string) []tmux.Cmd {
+		load, paste = tmux.LoadBuffer(name), tmux.PasteBuffer(id, name, true, bracket)
+		return []tmux.Cmd{load, paste}
+	})
+	if err == nil && (len(replies) < 2 || !replies[1].Ran || replies[1].Err != nil) {
+		// The buffer may be left behind: delete it, best effort.
+		defer func() {
+			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), pasteLoadTimeout)
+			defer cancel()
+			_, _ = srv.Exec(dctx, tmux.DeleteBuffer(name))
+		}()
+	}
 	if err != nil {
-		if ctx.Err() == nil && errors.Is(lctx.Err(), context.DeadlineExceeded) {
-			return expectedf("load-buffer timeout after 5s for %s", pyfmt.Repr(name))
+		if p == nil && ctx.Err() == nil && errors.Is(lctx.Err(), context.DeadlineExceeded) {
+			return nil, expectedf("load-buffer timeout after 5s for %s", pyfmt.Repr(name))
 		}
-		if errors.Is(err, tmux.ErrBinaryNotFound) || ctx.Err() != nil {
-			return err
-		}
-		return expectedf("load-buffer failed: %v", err)
+		return nil, err
 	}
-	if out.ExitCode != 0 {
-		detail := strings.TrimSpace(strings.ToValidUTF8(string(out.Stderr), "\uFFFD"))
+	if r := replies[0]; r.Err != nil {
+		detail := strings.TrimSpace(strings.ToValidUTF8(strings.Join(r.Err.Stderr, "\n"), "\uFFFD"))
 		if detail == "" {
-			detail = fmt.Sprintf("Command %s returned non-zero exit status %d.", pyfmt.List(srv.CmdArgv(load)), out.ExitCode)
+			detail = fmt.Sprintf("Command %s returned non-zero exit status %d.", pyfmt.List(srv.CmdArgv(load)), r.ExitCode)
 		}
-		return expectedf("load-buffer failed: %s", detail)
+		return nil, expectedf("load-buffer failed: %s", detail)
 	}
-	return nil
+	if err := srv.Judge([]tmux.Cmd{paste}, replies[1:]); err != nil {
+		return nil, err
+	}
+	return "Text pasted to pane " + p["pane_id"], nil
 }
 
 func toolCapturePane(ctx context.Context, c *Call) (any, error) {

@@ -172,7 +172,13 @@ func TestPanePasteTextLoadErrors(t *testing.T) {
 	pane := e.firstPane()
 	dir := t.TempDir()
 	failing := filepath.Join(dir, "tmux-fail")
-	if err := os.WriteFile(failing, []byte("#!/bin/sh\ncase \" $* \" in *\" load-buffer \"*) echo 'no space left' >&2; exit 1;; esac\nexec tmux \"$@\"\n"), 0o755); err != nil {
+	// The commands before load-buffer in the request run, then
+	// load-buffer fails and nothing after it runs, as tmux does.
+	script := "#!/bin/bash\ncase \" $* \" in *\" load-buffer \"*) ;; *) exec tmux \"$@\";; esac\n" +
+		"pre=()\nfor a in \"$@\"; do [ \"$a\" = load-buffer ] && break; pre+=(\"$a\"); done\n" +
+		"if [ \"${pre[-1]}\" = \";\" ]; then unset 'pre[-1]'; tmux \"${pre[@]}\" || exit; fi\n" +
+		"echo 'no space left' >&2; exit 1\n"
+	if err := os.WriteFile(failing, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	e.setVar("LIBTMUX_TMUX_BIN", failing)
@@ -919,9 +925,12 @@ func TestPaneArgv(t *testing.T) {
 	if name == "" {
 		t.Fatalf("no buffer name in\n%s", got)
 	}
-	has("load-buffer", got, `(?m)\[load-buffer\]\[-b\]\[`+name+`\]\[-\]$`)
-	has("paste-buffer", got, `(?m)\[paste-buffer\]\[-t\]\[`+p+`\]\[-d\]\[-p\]\[-b\]\[`+name+`\]$`)
-	has("delete-buffer", got, `(?m)\[delete-buffer\]\[-b\]\[`+name+`\]$`)
+	// One request: the lookup, the load and the paste (-d deletes the
+	// buffer, so no delete-buffer follows a paste that ran).
+	has("load-buffer", got, `(?m)^\[-u\]\[-L\]\[[^]]*\]\[list-panes\]\[-a\].*\[load-buffer\]\[-b\]\[`+name+`\]\[-\]\[;\].*\[paste-buffer\]\[-t\]\[`+p+`\]\[-d\]\[-p\]\[-b\]\[`+name+`\]$`)
+	if strings.Count(got, "\n") != 1 || strings.Contains(got, "delete-buffer") {
+		t.Errorf("paste_text made more than one request:\n%s", got)
+	}
 	e.ok("paste_text", map[string]any{"pane_id": pane, "text": "x", "bracket": false}, nil)
 	has("paste-buffer without -p", calls(), `(?m)\[paste-buffer\]\[-t\]\[`+p+`\]\[-d\]\[-b\]\[libtmux_mcp_[0-9a-f]{32}_paste\]$`)
 

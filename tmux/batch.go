@@ -33,6 +33,12 @@ type Reply struct {
 // stderr from a list in which every command ran (a warning) is
 // attributed to the last command.
 func (s *Server) Batch(ctx context.Context, cmds ...Cmd) ([]Reply, error) {
+	return s.BatchInput(ctx, nil, cmds...)
+}
+
+// BatchInput is Batch with bytes on the tmux client's stdin, for a
+// load-buffer - in the list.
+func (s *Server) BatchInput(ctx context.Context, stdin []byte, cmds ...Cmd) ([]Reply, error) {
 	if len(cmds) == 0 {
 		return nil, nil
 	}
@@ -47,7 +53,7 @@ func (s *Server) Batch(ctx context.Context, cmds ...Cmd) ([]Reply, error) {
 			list = append(list, cmd("display-message", "-p", fmt.Sprintf("%s-%d", marker, i)))
 		}
 	}
-	out, err := s.Exec(ctx, list...)
+	out, err := s.ExecInput(ctx, stdin, list...)
 	if err != nil {
 		return nil, err
 	}

@@ -248,15 +248,21 @@ func (s *Server) PaneRead(ctx context.Context, t PaneTarget, read func(paneID st
 // Otherwise the pane is resolved first. On an error from the request
 // itself (a deadline while act waits, say) the returned row is nil.
 func (s *Server) PaneAct(ctx context.Context, t PaneTarget, act func(paneID string) []Cmd) (Attrs, []Reply, error) {
+	return s.PaneActInput(ctx, t, nil, act)
+}
+
+// PaneActInput is PaneAct with bytes on the tmux client's stdin (for a
+// load-buffer - among act's commands).
+func (s *Server) PaneActInput(ctx context.Context, t PaneTarget, stdin []byte, act func(paneID string) []Cmd) (Attrs, []Reply, error) {
 	if t.PaneID == nil || !IsPaneID(*t.PaneID) {
 		p, err := s.ResolvePane(ctx, t)
 		if err != nil {
 			return nil, nil, err
 		}
-		replies, err := s.Batch(ctx, act(p["pane_id"])...)
+		replies, err := s.BatchInput(ctx, stdin, act(p["pane_id"])...)
 		return p, replies, err
 	}
-	return s.actOn(ctx, paneListing(PaneFields), PaneFields, "pane_id", *t.PaneID, &PaneNotFoundError{ID: *t.PaneID}, act)
+	return s.actOn(ctx, paneListing(PaneFields), PaneFields, "pane_id", *t.PaneID, &PaneNotFoundError{ID: *t.PaneID}, stdin, act)
 }
 
 // WindowAct is PaneAct for a window named by its id ("@3").
@@ -269,13 +275,13 @@ func (s *Server) WindowAct(ctx context.Context, id string, act func(windowID str
 		replies, err := s.Batch(ctx, act(w["window_id"])...)
 		return w, replies, err
 	}
-	return s.actOn(ctx, windowListing, WindowFields, "window_id", id, &NotFoundError{Key: "window_id", ID: id, ListCmd: "list-windows"}, act)
+	return s.actOn(ctx, windowListing, WindowFields, "window_id", id, &NotFoundError{Key: "window_id", ID: id, ListCmd: "list-windows"}, nil, act)
 }
 
 // actOn sends listing, the UniqueWindow check of id and act's commands as
 // one request and judges the lookup of id in the listing (see PaneAct).
-func (s *Server) actOn(ctx context.Context, listing Cmd, fields []string, key, id string, notFound error, act func(string) []Cmd) (Attrs, []Reply, error) {
-	replies, err := s.Batch(ctx, append([]Cmd{listing, UniqueWindow(id)}, act(id)...)...)
+func (s *Server) actOn(ctx context.Context, listing Cmd, fields []string, key, id string, notFound error, stdin []byte, act func(string) []Cmd) (Attrs, []Reply, error) {
+	replies, err := s.BatchInput(ctx, stdin, append([]Cmd{listing, UniqueWindow(id)}, act(id)...)...)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -287,7 +293,7 @@ func (s *Server) actOn(ctx context.Context, listing Cmd, fields []string, key, i
 	if replies[1].Err == nil {
 		return r, replies[2:], nil
 	}
-	replies, err = s.Batch(ctx, act(id)...)
+	replies, err = s.BatchInput(ctx, stdin, act(id)...)
 	return r, replies, err
 }
 
