@@ -410,9 +410,16 @@ func outcomeText(tool string, o HostOutcome) (head, body string) {
 		if r.TimedOut {
 			head = "timed out"
 		}
-		n := len(r.Output)
-		head += fmt.Sprintf(", %d line%s", n, plural(n))
-		return head, strings.Join(r.Output, "\n")
+		lines := r.Output
+		// The shell's prompt after the command is on screen or not yet,
+		// by a few milliseconds: it does not tell hosts apart.
+		if n := len(lines); n >= 2 {
+			if last := strings.TrimRight(lines[n-1], " "); last != "" && strings.HasPrefix(lines[0], last) {
+				lines = lines[:n-1]
+			}
+		}
+		head += fmt.Sprintf(", %d line%s", len(lines), plural(len(lines)))
+		return head, strings.Join(lines, "\n")
 	case WaitForTextResult:
 		return r.Outcome, strings.Join(r.MatchedLines, "\n")
 	case SessionInfo:
