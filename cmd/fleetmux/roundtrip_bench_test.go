@@ -103,6 +103,13 @@ func BenchmarkRoundTrips(b *testing.B) {
 		{"search_panes", map[string]any{"pattern": "xxx"}, "search (match)"},
 		{"search_panes", map[string]any{"pattern": "x+", "regex": true}, "search (regex)"},
 		{"run_command", map[string]any{"pane_id": pane, "command": "true"}, ""},
+		{"set_pane_title", map[string]any{"pane_id": pane, "title": "t"}, ""},
+		{"select_pane", map[string]any{"pane_id": pane}, ""},
+		{"resize_pane", map[string]any{"pane_id": pane, "zoom": false}, ""},
+		{"paste_text", map[string]any{"pane_id": pane, "text": "x", "bracket": false}, ""},
+		{"capture_since", map[string]any{"pane_id": pane}, ""},
+		{"list_windows", map[string]any{"session_name": "rt"}, ""},
+		{"rename_session", map[string]any{"session_name": "rt", "new_name": "rt"}, ""},
 		{"wait_for_text", map[string]any{"pane_id": "TICKER", "timeout": 5}, "wait (output)"},
 	}
 	const n = 15
@@ -164,6 +171,7 @@ func BenchmarkRoundTrips(b *testing.B) {
 		// time it printed it (same clock: sshd is on this machine); the
 		// figure is how long after that the call returned.
 		var lf, ls []time.Duration
+		call("fast", "send_keys", map[string]any{"pane_id": pane, "keys": "C-u", "enter": false}) // what paste_text typed
 		for i := range n {
 			for _, host := range []string{"fast", "slow"} {
 				tag := fmt.Sprintf("%d", 1000+i)
