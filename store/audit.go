@@ -41,6 +41,15 @@ func (s *Store) Append(ctx context.Context, recs ...Record) error {
 	if len(recs) == 0 {
 		return nil
 	}
+	keys, vals, err := s.encode(recs)
+	if err != nil {
+		return err
+	}
+	return s.appendEncoded(ctx, keys, vals)
+}
+
+// encode normalizes records as Append stores them and encodes each.
+func (s *Store) encode(recs []Record) ([]time.Time, [][]byte, error) {
 	now := s.now()
 	keys := make([]time.Time, len(recs))
 	vals := make([][]byte, len(recs))
@@ -54,10 +63,16 @@ func (s *Store) Append(ctx context.Context, recs ...Record) error {
 		}
 		v, err := json.Marshal(r)
 		if err != nil {
-			return fmt.Errorf("store: encode audit record: %w", err)
+			return nil, nil, fmt.Errorf("store: encode audit record: %w", err)
 		}
 		keys[i], vals[i] = r.Time, v
 	}
+	return keys, vals, nil
+}
+
+// appendEncoded commits encoded records (keyed by their times) in one
+// transaction.
+func (s *Store) appendEncoded(ctx context.Context, keys []time.Time, vals [][]byte) error {
 	return s.update(ctx, func(root *bolt.Bucket) error {
 		b := root.Bucket(auditBucket)
 		b.FillPercent = 0.9 // keys arrive nearly in order
@@ -131,7 +146,7 @@ func (s *Store) Query(ctx context.Context, q Query) ([]Record, error) {
 	if err != nil {
 		return nil, err
 	}
-	return out, nil
+	return s.withJournals(q, out), nil
 }
 
 func decodeRecord(k, v []byte) Record {

@@ -66,6 +66,9 @@ type Record struct {
 	Duration time.Duration `json:"duration_ns"`
 	// Parent is the batch tool name when the call ran nested in a batch.
 	Parent string `json:"parent,omitempty"`
+	// JID identifies a record that went through a Journal, so that it is
+	// stored once however often its journal is replayed.
+	JID string `json:"jid,omitempty"`
 }
 
 // truncationSuffix marks a field Append cut to its limit.

@@ -143,8 +143,10 @@ func auditMain(ctx context.Context, args []string, env auditEnv, stdout, stderr 
 		return 1
 	}
 	if opts.follow {
-		// Records committed after the baseline are printed by the loop.
-		recs = slices.DeleteFunc(recs, func(r store.Record) bool { return r.Seq > baseline })
+		// Records committed after the baseline are printed by the loop,
+		// and so are those still in a writer's journal (no sequence number
+		// yet), once they are folded in.
+		recs = slices.DeleteFunc(recs, func(r store.Record) bool { return r.Seq > baseline || r.Seq == 0 })
 	}
 	p := &auditPrinter{w: stdout, json: opts.json, loc: env.loc}
 	if err := p.print(recs); err != nil {

@@ -310,7 +310,10 @@ func build(ctx context.Context, g *globalFlags, log *slog.Logger) (*mcp.Server, 
 	opts := mcp.Options{Settings: settings, Logger: log, Version: version, Toolsets: sets, FanoutConcurrency: int(g.fanout)}
 	st, stopStore := openStore(ctx, g, log)
 	if st != nil {
-		opts.Auditor = &storeAuditor{st: st, pid: os.Getpid()}
+		j, closeJournal := openJournal(ctx, st, log)
+		opts.Auditor = &storeAuditor{st: st, j: j, pid: os.Getpid()}
+		stop := stopStore
+		stopStore = func() { closeJournal(); stop() }
 	}
 	backend, closeFleet, err := openFleet(g, st, log)
 	if err != nil {

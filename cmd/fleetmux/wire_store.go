@@ -83,16 +83,48 @@ func openStore(ctx context.Context, g *globalFlags, log *slog.Logger) (st *store
 	}
 }
 
-// storeAuditor adapts the store to mcp.Auditor.
+// openJournal folds in the journals of writers that were killed, then
+// starts this process's journal (store.Journal), through which each call's
+// record reaches the disk before its answer without waiting for a bbolt
+// commit. Without a journal (it could not be created) records go to the
+// state file directly. closeJournal folds what is left, bounded.
+func openJournal(ctx context.Context, st *store.Store, log *slog.Logger) (j *store.Journal, closeJournal func()) {
+	if n, err := st.ReplayJournals(ctx); err != nil {
+		log.Warn("audit: journals left by earlier runs not folded yet", "error", err)
+	} else if n > 0 {
+		log.Info("audit: folded records left by an earlier run", "count", n)
+	}
+	var warn sync.Once
+	j, err := st.OpenJournal(func(err error) {
+		warn.Do(func() { log.Warn("audit: records wait in the journal; the state file is busy", "error", err) })
+	})
+	if err != nil {
+		log.Warn("audit: no journal; each record is committed before its call's answer", "error", err)
+		return nil, func() {}
+	}
+	return j, func() {
+		cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = j.Close(cctx)
+	}
+}
+
+// storeAuditor adapts the store to mcp.Auditor: through the journal when
+// there is one, else straight to the state file.
 type storeAuditor struct {
 	st  *store.Store
+	j   *store.Journal
 	pid int
 }
 
 func (a *storeAuditor) Append(ctx context.Context, ev mcp.AuditEvent) error {
 	ctx, cancel := context.WithTimeout(ctx, 6*time.Second)
 	defer cancel()
-	return a.st.Append(ctx, store.Record{
+	appendRec := a.st.Append
+	if a.j != nil {
+		appendRec = a.j.Append
+	}
+	return appendRec(ctx, store.Record{
 		Time: ev.Time, PID: a.pid, SessionID: ev.SessionID, MCPSessionID: ev.MCPSessionID,
 		Client: ev.Client, ClientVersion: ev.ClientVersion,
 		Host: ev.Host, Tool: ev.Tool, Args: ev.Args,
