@@ -175,7 +175,8 @@ func (s *Store) LastSeq(ctx context.Context) (uint64, error) {
 	return seq, err
 }
 
-// Prune deletes audit records older than olderThan (when > 0), then, when
+// Prune deletes audit records (and jobs, see pruneJobs) older than
+// olderThan (when > 0), then, when
 // maxBytes > 0, the oldest records until the audit data (the sum of key and
 // value sizes) is at most maxBytes. It works in transactions of at most
 // pruneBatch deletions, so appends from other goroutines and processes slip
@@ -184,6 +185,11 @@ func (s *Store) LastSeq(ctx context.Context) (uint64, error) {
 // records it deleted. The file keeps its size until Compact.
 func (s *Store) Prune(ctx context.Context, olderThan time.Duration, maxBytes int64) (deleted int, err error) {
 	if olderThan > 0 {
+		n, err := s.pruneJobs(ctx, s.now().Add(-olderThan))
+		deleted += n
+		if err != nil {
+			return deleted, err
+		}
 		cutoff := auditKey(s.now().Add(-olderThan), 0)
 		for {
 			n, _, more, err := s.deleteOldest(ctx, cutoff, -1)

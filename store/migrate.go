@@ -13,7 +13,7 @@ import (
 )
 
 // schemaVersion is the version of the bucket tree this package writes.
-const schemaVersion = 2
+const schemaVersion = 3
 
 // A migration moves a file from one schema version to a later one inside a
 // single write transaction, so a failure or a crash leaves the file as it
@@ -26,8 +26,9 @@ type migration struct {
 
 // migrations are tried in order; from 0 means an empty file.
 var migrations = []migration{
-	{from: 0, to: 2, name: "create the fleetmux tree", apply: createTree},
+	{from: 0, to: 3, name: "create the fleetmux tree", apply: createTree},
 	{from: 1, to: 2, name: "move the flat v1 buckets into the fleetmux tree", apply: migrateV1},
+	{from: 2, to: 3, name: "add the jobs bucket", apply: addJobs},
 }
 
 // migrate brings the file in tx from version `from` to schemaVersion.
@@ -62,8 +63,28 @@ func parseVersion(b []byte) (int, error) {
 	return v, nil
 }
 
-// createTree creates the empty version-2 tree.
+// createTree creates the empty tree of the current version.
 func createTree(tx *bolt.Tx, now time.Time) error {
+	if err := createTreeV2(tx, now); err != nil {
+		return err
+	}
+	return addJobs(tx, now)
+}
+
+// addJobs adds the jobs bucket of version 3 to a version-2 tree.
+func addJobs(tx *bolt.Tx, _ time.Time) error {
+	root := tx.Bucket(rootBucket)
+	if root == nil {
+		return errors.New("no fleetmux tree")
+	}
+	if _, err := root.CreateBucketIfNotExists(jobsBucket); err != nil {
+		return err
+	}
+	return root.Bucket(metaBucket).Put(keyVersion, []byte("3"))
+}
+
+// createTreeV2 creates the empty version-2 tree.
+func createTreeV2(tx *bolt.Tx, now time.Time) error {
 	root, err := tx.CreateBucketIfNotExists(rootBucket)
 	if err != nil {
 		return err
@@ -130,7 +151,7 @@ func legacyVersion(tx *bolt.Tx) int {
 // their sequence numbers), converts the host entries and drops the old
 // buckets. Records that cannot be read are counted in meta, not copied.
 func migrateV1(tx *bolt.Tx, now time.Time) error {
-	if err := createTree(tx, now); err != nil {
+	if err := createTreeV2(tx, now); err != nil {
 		return err
 	}
 	root := tx.Bucket(rootBucket)

@@ -155,7 +155,7 @@ func TestMigrateFromV1(t *testing.T) {
 			}
 		}
 		meta := tx.Bucket(rootBucket).Bucket(metaBucket)
-		if v := string(meta.Get(keyVersion)); v != "2" {
+		if v := string(meta.Get(keyVersion)); v != "3" {
 			t.Errorf("schema_version %q", v)
 		}
 		if v := string(meta.Get(keyV1Skipped)); v != "2" {
@@ -186,7 +186,7 @@ func TestMigrationChain(t *testing.T) {
 	}
 }
 
-// Version 0 → 2: an empty file gets the full tree.
+// Version 0 → 3: an empty file gets the full tree.
 func TestMigrateEmpty(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state.db")
 	db, err := bolt.Open(path, 0o600, nil)
@@ -199,11 +199,11 @@ func TestMigrateEmpty(t *testing.T) {
 	}
 	_ = db.View(func(tx *bolt.Tx) error {
 		root := tx.Bucket(rootBucket)
-		if root == nil || root.Bucket(auditBucket) == nil || root.Bucket(hostsBucket) == nil {
+		if root == nil || root.Bucket(auditBucket) == nil || root.Bucket(hostsBucket) == nil || root.Bucket(jobsBucket) == nil {
 			t.Fatal("tree incomplete")
 		}
 		meta := root.Bucket(metaBucket)
-		if string(meta.Get(keyVersion)) != "2" || string(meta.Get(keyCreated)) != "2026-01-01T00:00:00Z" {
+		if string(meta.Get(keyVersion)) != "3" || string(meta.Get(keyCreated)) != "2026-01-01T00:00:00Z" {
 			t.Errorf("meta: version %q created %q", meta.Get(keyVersion), meta.Get(keyCreated))
 		}
 		return nil

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"strings"
 	"time"
 	"unicode/utf8"
 )
@@ -64,11 +65,16 @@ type Record struct {
 	Error string `json:"error,omitempty"`
 	// Duration is how long the call took.
 	Duration time.Duration `json:"duration_ns"`
-	// Parent is the batch tool name when the call ran nested in a batch.
+	// Parent is the batch tool name when the call ran nested in a batch
+	// ("run_command" on a job_end record).
 	Parent string `json:"parent,omitempty"`
 	// JID identifies a record that went through a Journal, so that it is
 	// stored once however often its journal is replayed.
 	JID string `json:"jid,omitempty"`
+	// Job is the id of the job the call started (run_command with detach,
+	// or one still running at --max-call-seconds; several ids are
+	// comma-separated), or, on a job_end record, the job that ended.
+	Job string `json:"job,omitempty"`
 }
 
 // truncationSuffix marks a field Append cut to its limit.
@@ -81,7 +87,7 @@ func (r Record) normalize(now time.Time) Record {
 		r.Time = now
 	}
 	r.Time = r.Time.UTC()
-	for _, f := range []*string{&r.SessionID, &r.MCPSessionID, &r.Client, &r.ClientVersion, &r.Host, &r.Tool, &r.Outcome, &r.ErrorType, &r.Parent} {
+	for _, f := range []*string{&r.SessionID, &r.MCPSessionID, &r.Client, &r.ClientVersion, &r.Host, &r.Tool, &r.Outcome, &r.ErrorType, &r.Parent, &r.Job} {
 		*f = truncateBytes(*f, MaxNameBytes)
 	}
 	if len(r.Error) > MaxErrorBytes {
@@ -114,6 +120,7 @@ type Query struct {
 	Tool    string    // exact tool name
 	Outcome string    // exact outcome
 	Session string    // exact SessionID (a process) or MCPSessionID (an HTTP client)
+	Job     string    // records of this job (its start or its end)
 	Since   time.Time // records with Time >= Since
 	Until   time.Time // records with Time < Until
 	// AfterSeq keeps only records with Seq > AfterSeq. With Since set a
@@ -129,7 +136,20 @@ func (q Query) match(r *Record) bool {
 	return (q.Host == "" || r.Host == q.Host) &&
 		(q.Tool == "" || r.Tool == q.Tool) &&
 		(q.Outcome == "" || r.Outcome == q.Outcome) &&
-		(q.Session == "" || r.SessionID == q.Session || r.MCPSessionID == q.Session)
+		(q.Session == "" || r.SessionID == q.Session || r.MCPSessionID == q.Session) &&
+		(q.Job == "" || hasJob(r.Job, q.Job))
+}
+
+// hasJob reports whether the comma-separated list ids holds id.
+func hasJob(ids, id string) bool {
+	for len(ids) > 0 {
+		one, rest, _ := strings.Cut(ids, ",")
+		if one == id {
+			return true
+		}
+		ids = rest
+	}
+	return false
 }
 
 // HostState is what fleetmux remembers about a host across restarts.

@@ -71,12 +71,13 @@ type Store struct {
 	now  func() time.Time
 }
 
-// Bucket and key names of schema version 2.
+// Bucket and key names of schema version 3 (version 2 had no jobs bucket).
 var (
 	rootBucket   = []byte("fleetmux")
 	metaBucket   = []byte("meta")
 	auditBucket  = []byte("audit")
 	hostsBucket  = []byte("hosts")
+	jobsBucket   = []byte("jobs")
 	keyVersion   = []byte("schema_version")
 	keyCreated   = []byte("created")
 	keyRetired   = []byte("retired")
@@ -462,7 +463,7 @@ func (s *Store) inspect(tx *bolt.Tx) (root *bolt.Bucket, version int, err error)
 		return nil, v, fmt.Errorf("store: %s: %w (schema version %d, this fleetmux knows up to %d)",
 			s.path, ErrNewerSchema, v, schemaVersion)
 	}
-	if v == schemaVersion && (root.Bucket(auditBucket) == nil || root.Bucket(hostsBucket) == nil) {
+	if v == schemaVersion && (root.Bucket(auditBucket) == nil || root.Bucket(hostsBucket) == nil || root.Bucket(jobsBucket) == nil) {
 		return nil, v, s.corruptError("fleetmux tree is incomplete")
 	}
 	return root, v, nil

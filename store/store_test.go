@@ -407,7 +407,7 @@ func TestForeignAndNewerFiles(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	setVersion("3")
+	setVersion(fmt.Sprint(schemaVersion + 1))
 	if err := s.Append(context.Background(), Record{Tool: "x"}); !errors.Is(err, ErrNewerSchema) {
 		t.Errorf("Append on newer schema: %v", err)
 	}
