@@ -20,6 +20,7 @@ func (s *Server) audit(ctx context.Context, req *sdk.CallToolRequest, tool, host
 		Outcome:   "ok",
 		Duration:  dur,
 		Parent:    parent,
+		Job:       notedJobs(ctx),
 	}
 	ev.Client, ev.ClientVersion = clientInfo(req)
 	if req != nil && req.Session != nil {

@@ -19,6 +19,7 @@ import (
 // conversion, audit, readonly retry, safety gate, validation, tool.
 func (s *Server) dispatch(ctx context.Context, req *sdk.CallToolRequest, name string, raw map[string]any, parent string) *sdk.CallToolResult {
 	start := time.Now()
+	ctx = withAuditNote(ctx) // the jobs the call starts, for its record
 	t := s.byName[name]
 	host := LocalHost
 	if s.opts.Backend.Fleet() {

@@ -297,6 +297,7 @@ func (s *Server) runOnHost(ctx context.Context, req *sdk.CallToolRequest, t *too
 	for _, k := range []string{"serial", "max_failures", "host_timeout"} {
 		delete(a, k)
 	}
+	ctx = withAuditNote(ctx) // this host's jobs, for its own record
 	hctx := ctx
 	if timeout > 0 {
 		var cancel context.CancelFunc

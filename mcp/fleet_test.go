@@ -116,13 +116,14 @@ func TestFleetSurface(t *testing.T) {
 	for _, tl := range res.Tools {
 		names[tl.Name] = tl
 	}
-	if names["list_hosts"] == nil || len(res.Tools) != 57 {
+	if names["list_hosts"] == nil || names["get_job"] == nil || len(res.Tools) != 60 {
 		t.Fatalf("fleet mode has %d tools (list_hosts present: %v)", len(res.Tools), names["list_hosts"] != nil)
 	}
 	for _, tl := range res.Tools {
 		props := jsonRoundTrip(t, tl.InputSchema).(map[string]any)["properties"].(map[string]any)
-		if _, ok := props["host"]; !ok && tl.Name != "list_hosts" {
-			t.Errorf("%s has no host parameter", tl.Name)
+		_, ok := props["host"]
+		if noHost := tl.Name == "list_hosts" || tl.Name == "get_job" || tl.Name == "cancel_job"; ok == noHost {
+			t.Errorf("%s: host parameter present %v", tl.Name, ok)
 		}
 	}
 }

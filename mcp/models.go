@@ -156,6 +156,12 @@ type RunCommandResult struct {
 	OutputTruncated      bool     `json:"output_truncated"`
 	OutputTruncatedLines int      `json:"output_truncated_lines"`
 	EffectiveTimeout     PyFloat  `json:"effective_timeout"`
+	// Extensions only (never set in the anchor's local mode): the job
+	// that carries on a command still running (detach, or the wait cut
+	// at --max-call-seconds), and the host in fleet mode.
+	JobID   *string `json:"job_id,omitempty"`
+	Pending bool    `json:"pending,omitempty"`
+	Host    *string `json:"host,omitempty"`
 }
 
 // SendKeysOperationResult is the anchor's SendKeysOperationResult result model.

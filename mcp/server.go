@@ -71,6 +71,9 @@ type AuditEvent struct {
 	Error         string
 	Duration      time.Duration
 	Parent        string
+	// Job is the id of the job the call started (comma-separated when
+	// several), or, for a job_end record, the job that ended.
+	Job string
 }
 
 // Auditor persists audit events. Append must return only once the record
@@ -96,6 +99,16 @@ type Options struct {
 	// Toolsets shows only the tools of these toolsets (see
 	// ParseToolsets); nil shows every toolset.
 	Toolsets []string
+	// Extensions turns on fleetmux's additions to the anchor's surface
+	// in local mode (fleet mode always has them): jobs, run_command's
+	// detach and deadline, progress on long calls (jobs.go).
+	Extensions bool
+	// MaxCallSeconds is how long a run_command whose timeout exceeds it
+	// may wait before it answers "pending" with a job id (extensions
+	// only; <= 0: never).
+	MaxCallSeconds float64
+	// Jobs persists jobs (nil: this process's memory only).
+	Jobs JobStore
 }
 
 // Server is the fleetmux MCP server.
@@ -113,6 +126,8 @@ type Server struct {
 	// background holds work a call leaves to finish after it returned
 	// (wait_for_text's polls under way); shutdown waits for it.
 	background sync.WaitGroup
+	jobs       *jobStore
+	jobsWarn   sync.Once
 }
 
 // New builds the server: instructions, the tool table filtered by tier,
@@ -137,6 +152,11 @@ func New(opts Options) (*Server, error) {
 			s.sets[name] = true
 		}
 	}
+	s.jobs = &jobStore{disk: opts.Jobs, mem: newMemJobs(), warn: func(err error) {
+		s.jobsWarn.Do(func() {
+			s.log.Error("job store unavailable; jobs of this process are kept in memory", "error", err.Error())
+		})
+	}}
 	instr, err := buildInstructions(opts.Settings, opts.Getenv("TMUX_PANE"), opts.Getenv("TMUX"))
 	if err != nil {
 		return nil, err
@@ -151,14 +171,15 @@ func New(opts Options) (*Server, error) {
 		},
 	})
 	fleet := opts.Backend.Fleet()
-	tools, err := joinTools(append(append([]*toolSpec(nil), spec.Tools...), spec.FleetTools...), toolDefs)
+	tools, err := joinTools(append(append(append([]*toolSpec(nil), spec.Tools...), spec.FleetTools...), jobToolSpecs()...), toolDefs)
 	if err != nil {
 		return nil, err
 	}
 	for _, t := range tools {
-		if t.spec.NoHostParam && !fleet {
-			continue // fleet-only
+		if !s.served(t.spec) {
+			continue // fleet-only, or an extension that is off
 		}
+		t.spec = s.servedSpec(t.spec)
 		s.tools = append(s.tools, t)
 		s.byName[t.spec.Name] = t
 	}

@@ -84,6 +84,7 @@ var toolsets = []Toolset{
 	{"hooks", "tmux hooks (read-only)"},
 	{"batch", "the call_*_tools_batch tools; a batch runs only tools that are shown"},
 	{"fleet", "list_hosts (fleet mode only)"},
+	{"jobs", "durable jobs: get_job, list_jobs, cancel_job (fleet mode or --extensions)"},
 }
 
 // Toolsets returns the toolsets in help order.
@@ -206,6 +207,11 @@ var toolDefs = []toolDef{
 
 	// Fleet mode only (surface_fleet.json).
 	{name: "list_hosts", set: "fleet", run: listHosts},
+
+	// Extensions: fleet mode or --extensions (surface_jobs.json).
+	{name: "get_job", set: "jobs", check: checkJobID, run: getJob},
+	{name: "list_jobs", set: "jobs", check: checkListJobs, run: listJobs},
+	{name: "cancel_job", set: "jobs", check: checkJobID, run: cancelJob},
 }
 
 // joinTools joins the surface's tool specs to their definitions in the

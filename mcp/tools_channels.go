@@ -57,6 +57,7 @@ func waitForChannel(ctx context.Context, c *Call) (any, error) {
 		timeout = *f
 	}
 	eff := math.Min(timeout, waitCeiling(c))
+	defer c.tick(ctx, eff, "wait_for_channel "+name)()
 	wctx, cancel := context.WithTimeout(ctx, time.Duration(eff*float64(time.Second)))
 	defer cancel()
 	out, err := srv.Exec(wctx, tmux.WaitFor(name))

@@ -47,6 +47,15 @@ func runCommand(ctx context.Context, c *Call) (any, error) {
 	command := c.StrOr("command", "")
 	suppress := c.Bool("suppress_history")
 	effective := min(runCommandTimeout(c), waitCeiling(c))
+	// Extensions (tools_jobs.go): detach, and a timeout past
+	// --max-call-seconds; both leave a job when the command runs on.
+	if c.Bool("detach") {
+		return runDetached(ctx, c)
+	}
+	if limit := c.s.callLimit(); limit > 0 && runCommandTimeout(c) > limit {
+		return runWithDeadline(ctx, c, effective, limit)
+	}
+	defer c.tick(ctx, effective, "run_command")()
 	srv := c.srv
 	id, err := runCommandID()
 	if err != nil {
@@ -126,6 +135,7 @@ func runCommand(ctx context.Context, c *Call) (any, error) {
 		OutputTruncated:      truncated,
 		OutputTruncatedLines: dropped,
 		EffectiveTimeout:     PyFloat(effective),
+		Host:                 c.HostField(),
 	}, nil
 }
 

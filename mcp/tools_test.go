@@ -8,13 +8,13 @@ import (
 // TestToolTable joins the surface to the tool table: every published tool
 // has exactly one definition and every definition is published.
 func TestToolTable(t *testing.T) {
-	specs := append(append([]*toolSpec(nil), spec.Tools...), spec.FleetTools...)
+	specs := append(append(append([]*toolSpec(nil), spec.Tools...), spec.FleetTools...), jobToolSpecs()...)
 	tools, err := joinTools(specs, toolDefs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(tools) != len(specs) || len(specs) != 57 {
-		t.Fatalf("%d tools joined from %d specs, want 57", len(tools), len(specs))
+	if len(tools) != len(specs) || len(specs) != 60 {
+		t.Fatalf("%d tools joined from %d specs, want 60", len(tools), len(specs))
 	}
 	for _, tl := range tools {
 		if tl.def.run == nil {

@@ -22,7 +22,7 @@ func TestParseToolsets(t *testing.T) {
 		{" io , panes,io,", []string{"io", "panes"}, ""},
 		{"fleet", []string{"fleet"}, ""},
 		{",", nil, "no toolset named"},
-		{"io,pane", nil, `unknown toolset "pane"; valid toolsets: sessions,windows,panes,io,wait,buffers,options,hooks,batch,fleet (or all)`},
+		{"io,pane", nil, `unknown toolset "pane"; valid toolsets: sessions,windows,panes,io,wait,buffers,options,hooks,batch,fleet,jobs (or all)`},
 		{"IO", nil, `unknown toolset "IO"`},
 	} {
 		got, err := ParseToolsets(tc.in)
@@ -48,7 +48,7 @@ func TestToolsetTable(t *testing.T) {
 			t.Errorf("ToolsetOf(%s) = %q", d.name, ToolsetOf(d.name))
 		}
 	}
-	want := map[string]int{"sessions": 8, "windows": 9, "panes": 13, "io": 10, "wait": 3, "buffers": 4, "options": 4, "hooks": 2, "batch": 3, "fleet": 1}
+	want := map[string]int{"sessions": 8, "windows": 9, "panes": 13, "io": 10, "wait": 3, "buffers": 4, "options": 4, "hooks": 2, "batch": 3, "fleet": 1, "jobs": 3}
 	for _, ts := range Toolsets() {
 		if count[ts.Name] != want[ts.Name] {
 			t.Errorf("toolset %s has %d tools, want %d", ts.Name, count[ts.Name], want[ts.Name])

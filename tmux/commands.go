@@ -613,6 +613,20 @@ func Pause(d time.Duration) Cmd {
 	return cmd("run-shell", "-d", strconv.FormatFloat(d.Seconds(), 'f', 3, 64))
 }
 
+// SignalForeground sends sig (a signal name such as TERM or KILL) to the
+// foreground process group of pane's terminal, unless that group is the
+// pane's own process (panePID, its shell) or not a process group at all.
+// tmux has no format for the foreground group, so run-shell asks ps
+// (tpgid) on the pane's host; the command line holds only constants and
+// numbers, is quoted so that sh, bash, zsh, fish and csh pass it to
+// /bin/sh unchanged (tmux runs run-shell under the default-shell), and
+// prints nothing (output would put the pane in view mode).
+func SignalForeground(pane string, panePID int, sig string) Cmd {
+	pid := strconv.Itoa(panePID)
+	script := `exec >/dev/null 2>&1; g=$(ps -o tpgid= -p ` + pid + ` | tr -d " "); [ "$g" -gt 1 ] && [ "$g" -ne ` + pid + ` ] && kill -s ` + sig + ` -- "-$g"`
+	return cmd("run-shell", "-t", pane, "/bin/sh -c '"+script+"'")
+}
+
 // ---- options, environment, hooks ----
 
 // Scope is the object an option or hook belongs to.
@@ -690,6 +704,17 @@ func SetPaneOptionFormat(target, option, format string) Cmd {
 func UnsetPaneOption(target, option string) Cmd {
 	return cmd("set-option", "-p", "-u", "-t", target, option)
 }
+
+// SetServerOption sets a server user option; with no value the command
+// expects it as its last argument (a job's wrapper adds it).
+func SetServerOption(option string) Cmd { return cmd("set-option", "-s", option) }
+
+// ShowServerOption prints the value of a server option (-v), nothing when
+// it is not set (-q).
+func ShowServerOption(option string) Cmd { return cmd("show-options", "-s", "-v", "-q", option) }
+
+// UnsetServerOption unsets a server option (quietly when it is not set).
+func UnsetServerOption(option string) Cmd { return cmd("set-option", "-s", "-u", "-q", option) }
 
 // ShowHooks prints hooks at t: with an id the object's own -t decides the
 // scope; with only a scope its flag is passed, and for the session scope

@@ -139,3 +139,9 @@ func PaneMissing(out *Output) bool {
 	// have found nothing either.
 	return strings.Contains(stderr, "can't find pane") || isNoServer(stderr)
 }
+
+// NoServer reports whether a failed command's error says that no tmux
+// server answers on the socket (never started, or gone).
+func NoServer(e *CommandError) bool {
+	return e != nil && len(e.Stderr) > 0 && isNoServer(strings.Join(e.Stderr, "\n"))
+}

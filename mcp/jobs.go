@@ -1,0 +1,434 @@
+package mcp
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/fleetmux/fleetmux/mcp/pyfmt"
+)
+
+// Extensions: what fleetmux adds to the anchor's surface in fleet mode
+// (--hosts) or with --extensions in local mode: durable jobs (run_command's
+// detach, get_job, list_jobs, cancel_job), a run_command that answers
+// "pending" at --max-call-seconds, and progress notifications on long
+// calls. Without either, none of it is visible and local mode stays the
+// anchor's surface byte for byte.
+
+// extended reports whether the extensions are on.
+func (s *Server) extended() bool { return s.opts.Extensions || s.opts.Backend.Fleet() }
+
+// DefaultMaxCallSeconds is the default of --max-call-seconds: below the
+// 60 s request deadline of the TypeScript SDK's clients.
+const DefaultMaxCallSeconds = 50.0
+
+// Job states.
+const (
+	JobRunning = "running"
+	JobExited  = "exited"
+	JobLost    = "lost"
+)
+
+// Job is a command typed into a pane that runs on after the call that
+// started it. The exit status is kept on the host: the typed wrapper sets
+// the tmux server option StatusOption to "<exit status>:<unix seconds>"
+// when the command ends, so it survives fleetmux restarts and dropped
+// SSH connections; the record says where to read it.
+type Job struct {
+	ID            string
+	Host          string
+	PaneID        string
+	SocketName    string
+	SocketPath    string
+	TmuxBin       string
+	ServerPID     int
+	PanePID       int
+	StartRow      int // pane's absolute row (history_size + cursor_y) when typed
+	StatusOption  string
+	PaneOption    string // run_command's own status option (deadline jobs)
+	CommandLen    int
+	CommandSHA256 string
+	Origin        string // "detach" or "deadline"
+	Started       time.Time
+	Ended         time.Time
+	State         string
+	ExitStatus    *int
+	PID           int
+	SessionID     string
+	Client        string
+}
+
+// JobStore persists jobs. Implementations must make UpdateJob atomic: fn
+// sees the stored job and its change is written only when it returns
+// true, so that one process records a job's end.
+type JobStore interface {
+	PutJob(ctx context.Context, j Job) error
+	GetJob(ctx context.Context, id string) (Job, bool, error)
+	// ListJobs returns the jobs started at or after since (zero: all),
+	// newest first.
+	ListJobs(ctx context.Context, since time.Time) ([]Job, error)
+	UpdateJob(ctx context.Context, id string, fn func(j *Job) bool) (Job, bool, error)
+}
+
+// errNoJob is UpdateJob's error for an unknown id (memory store).
+var errNoJob = errors.New("no such job")
+
+// memJobs keeps jobs in this process only (no state file: --no-audit, or
+// a state file that cannot be used).
+type memJobs struct {
+	mu   sync.Mutex
+	jobs map[string]Job
+}
+
+func newMemJobs() *memJobs { return &memJobs{jobs: map[string]Job{}} }
+
+func (m *memJobs) PutJob(_ context.Context, j Job) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.jobs[j.ID] = j
+	return nil
+}
+
+func (m *memJobs) GetJob(_ context.Context, id string) (Job, bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	j, ok := m.jobs[id]
+	return j, ok, nil
+}
+
+func (m *memJobs) ListJobs(_ context.Context, since time.Time) ([]Job, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []Job
+	for _, j := range m.jobs {
+		if since.IsZero() || !j.Started.Before(since) {
+			out = append(out, j)
+		}
+	}
+	sort.Slice(out, func(a, b int) bool {
+		if !out[a].Started.Equal(out[b].Started) {
+			return out[a].Started.After(out[b].Started)
+		}
+		return out[a].ID < out[b].ID
+	})
+	return out, nil
+}
+
+func (m *memJobs) UpdateJob(_ context.Context, id string, fn func(j *Job) bool) (Job, bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	j, ok := m.jobs[id]
+	if !ok {
+		return Job{}, false, fmt.Errorf("%w: %q", errNoJob, id)
+	}
+	if !fn(&j) {
+		return j, false, nil
+	}
+	m.jobs[id] = j
+	return j, true, nil
+}
+
+// jobStore is what the server uses: the persistent store when there is
+// one, with this process's memory as the fallback for jobs it could not
+// persist (a locked or broken state file never loses a job its own
+// process started).
+type jobStore struct {
+	disk JobStore // nil without a state file
+	mem  *memJobs
+	warn func(error)
+}
+
+func (s *jobStore) put(ctx context.Context, j Job) {
+	_ = s.mem.PutJob(ctx, j)
+	if s.disk != nil {
+		if err := s.disk.PutJob(ctx, j); err != nil {
+			s.warn(err)
+		}
+	}
+}
+
+func (s *jobStore) get(ctx context.Context, id string) (Job, bool) {
+	if s.disk != nil {
+		j, ok, err := s.disk.GetJob(ctx, id)
+		if err != nil {
+			s.warn(err)
+		} else if ok {
+			return j, true
+		}
+	}
+	j, ok, _ := s.mem.GetJob(ctx, id)
+	return j, ok
+}
+
+func (s *jobStore) list(ctx context.Context, since time.Time) []Job {
+	mem, _ := s.mem.ListJobs(ctx, since)
+	if s.disk == nil {
+		return mem
+	}
+	disk, err := s.disk.ListJobs(ctx, since)
+	if err != nil {
+		s.warn(err)
+		return mem
+	}
+	seen := make(map[string]bool, len(disk))
+	for _, j := range disk {
+		seen[j.ID] = true
+	}
+	for _, j := range mem {
+		if !seen[j.ID] {
+			disk = append(disk, j)
+		}
+	}
+	sort.SliceStable(disk, func(a, b int) bool { return disk[a].Started.After(disk[b].Started) })
+	return disk
+}
+
+// update applies fn where the job lives: the state file, else memory.
+// fellBack reports that the state file failed and memory took the change
+// (other processes and later runs do not see it).
+func (s *jobStore) update(ctx context.Context, id string, fn func(j *Job) bool) (j Job, changed, fellBack bool, err error) {
+	if s.disk != nil {
+		j, changed, err := s.disk.UpdateJob(ctx, id, fn)
+		if err == nil {
+			_, _, _ = s.mem.UpdateJob(ctx, id, func(m *Job) bool { *m = j; return true })
+			return j, changed, false, nil
+		}
+		if _, ok, _ := s.mem.GetJob(ctx, id); !ok {
+			return Job{}, false, false, err
+		}
+		s.warn(err)
+		fellBack = true
+	}
+	j, changed, err = s.mem.UpdateJob(ctx, id, fn)
+	return j, changed, fellBack, err
+}
+
+// ---- surface ----
+
+//go:embed surface_jobs.json
+var jobsSurfaceJSON []byte
+
+// extParam is a parameter the extensions add to an anchor tool, with its
+// schema.
+type extParam struct {
+	paramSpec
+	Schema json.RawMessage `json:"schema"`
+}
+
+type jobsToolSpec struct {
+	toolSpec
+	// FleetParams are left out of the schema in local mode.
+	FleetParams []string `json:"fleet_params"`
+}
+
+type jobsSurface struct {
+	Tools       []*jobsToolSpec         `json:"tools"`
+	Params      map[string][]extParam   `json:"params"`
+	ModelFields map[string][]modelField `json:"model_fields"`
+	Models      map[string][]modelField `json:"models"`
+}
+
+// extModelSuffix names the extended copy of a model (its schema is the
+// model's plus the extension fields; the name never reaches a client).
+const extModelSuffix = "+ext"
+
+var jobsSpec = mustLoadJobsSurface()
+
+func mustLoadJobsSurface() *jobsSurface {
+	var js jobsSurface
+	if err := json.Unmarshal(jobsSurfaceJSON, &js); err != nil {
+		panic(fmt.Sprintf("mcp: embedded surface_jobs.json: %v", err))
+	}
+	for name, m := range js.Models {
+		spec.Models[name] = m
+	}
+	for name, extra := range js.ModelFields {
+		base, ok := spec.Models[name]
+		if !ok {
+			panic("mcp: surface_jobs.json extends unknown model " + name)
+		}
+		spec.Models[name+extModelSuffix] = append(slices.Clone(base), extra...)
+	}
+	return &js
+}
+
+// jobToolSpecs are the extension tools' specs (joined to toolDefs with the
+// others).
+func jobToolSpecs() []*toolSpec {
+	out := make([]*toolSpec, len(jobsSpec.Tools))
+	for i, t := range jobsSpec.Tools {
+		out[i] = &t.toolSpec
+	}
+	return out
+}
+
+func isJobTool(name string) bool {
+	for _, t := range jobsSpec.Tools {
+		if t.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// served reports whether this configuration serves the tool: extension
+// tools in fleet mode or with --extensions, the other fleet-only tools
+// (no host parameter: list_hosts) in fleet mode, the anchor's always.
+func (s *Server) served(ts *toolSpec) bool {
+	switch {
+	case isJobTool(ts.Name):
+		return s.extended()
+	case ts.NoHostParam:
+		return s.opts.Backend.Fleet()
+	}
+	return true
+}
+
+// servedSpec is the spec a tool is served with: with the extensions on,
+// the anchor tools gain their extension parameters (run_command's detach)
+// and result fields; in local mode, fleet-only parameters are left out.
+func (s *Server) servedSpec(ts *toolSpec) *toolSpec {
+	if !s.extended() {
+		return ts
+	}
+	out := ts
+	if params := jobsSpec.Params[ts.Name]; len(params) > 0 {
+		out = withParams(out, params)
+	}
+	if _, ok := spec.Models[ts.Returns+extModelSuffix]; ok {
+		if out == ts {
+			c := *ts
+			out = &c
+		}
+		out.Returns = ts.Returns + extModelSuffix
+	}
+	if !s.opts.Backend.Fleet() {
+		for _, jt := range jobsSpec.Tools {
+			if jt.Name == ts.Name {
+				for _, p := range jt.FleetParams {
+					out = withoutParam(out, p)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// withParams returns a copy of ts with params appended (to the parameter
+// list and to the input schema's properties).
+func withParams(ts *toolSpec, params []extParam) *toolSpec {
+	c := *ts
+	c.Params = slices.Clone(ts.Params)
+	root := decodeSchema(ts)
+	props, _ := root.Get("properties")
+	pm := props.(*pyfmt.OMap)
+	for _, p := range params {
+		c.Params = append(c.Params, p.paramSpec)
+		v, err := pyfmt.DecodeOrdered(p.Schema)
+		if err != nil {
+			panic(fmt.Sprintf("mcp: schema of %s.%s: %v", ts.Name, p.Name, err))
+		}
+		pm.Set(p.Name, v)
+	}
+	c.InputSchemaRaw = json.RawMessage(pyfmt.Compact(root))
+	return &c
+}
+
+// withoutParam returns a copy of ts without the parameter name.
+func withoutParam(ts *toolSpec, name string) *toolSpec {
+	c := *ts
+	c.Params = slices.DeleteFunc(slices.Clone(ts.Params), func(p paramSpec) bool { return p.Name == name })
+	root := decodeSchema(ts)
+	props, _ := root.Get("properties")
+	props.(*pyfmt.OMap).Delete(name)
+	c.InputSchemaRaw = json.RawMessage(pyfmt.Compact(root))
+	return &c
+}
+
+func decodeSchema(ts *toolSpec) *pyfmt.OMap {
+	v, err := pyfmt.DecodeOrdered(ts.InputSchemaRaw)
+	if err != nil {
+		panic(fmt.Sprintf("mcp: schema of %s: %v", ts.Name, err))
+	}
+	root := v.(*pyfmt.OMap)
+	if _, ok := root.Get("properties"); !ok {
+		root.Set("properties", pyfmt.NewOMap())
+	}
+	return root
+}
+
+// ---- audit: the jobs a call started ----
+
+type auditNoteKey struct{}
+
+// auditNote collects what a call's audit record needs from its handler:
+// the ids of the jobs it started. A call inside another (a fan-out's
+// host) has its own note; its jobs are noted in the enclosing call's too.
+type auditNote struct {
+	mu     sync.Mutex
+	jobs   []string
+	parent *auditNote
+}
+
+// withAuditNote gives a call (dispatch, a fan-out's host) its note.
+func withAuditNote(ctx context.Context) context.Context {
+	parent, _ := ctx.Value(auditNoteKey{}).(*auditNote)
+	return context.WithValue(ctx, auditNoteKey{}, &auditNote{parent: parent})
+}
+
+// noteJob records that the call started job id.
+func noteJob(ctx context.Context, id string) {
+	n, _ := ctx.Value(auditNoteKey{}).(*auditNote)
+	for ; n != nil; n = n.parent {
+		n.mu.Lock()
+		n.jobs = append(n.jobs, id)
+		n.mu.Unlock()
+	}
+}
+
+// notedJobs is the comma-separated ids of the jobs the call started.
+func notedJobs(ctx context.Context) string {
+	n, ok := ctx.Value(auditNoteKey{}).(*auditNote)
+	if !ok {
+		return ""
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return strings.Join(n.jobs, ",")
+}
+
+// ---- descriptions ----
+
+var jobToolDescriptions = map[string]string{
+	"get_job":    "Report a job started by run_command (detach=true, or a run_command that answered pending): status running, exited or lost (its pane or tmux server went away without an exit status), exit status, start and end, and the last lines of its output read from the pane (at most the visible screen, from the line the command was typed on). Works after fleetmux restarted or lost its SSH connection: the host keeps the exit status.",
+	"list_jobs":  "List the jobs run_command started (detach=true or pending), newest first, with their current status; running jobs are checked on their hosts. Filter by host, status and since.",
+	"cancel_job": "Interrupt a running job: types C-c into its pane, then after grace_seconds sends SIGTERM and, 2 s later, SIGKILL to the pane's foreground process group (never the pane's shell). The pane and its shell stay. Returns the job as it is afterwards and the signals sent.",
+}
+
+var jobParamDescriptions = map[string]string{
+	"run_command.detach":       "Return at once with a job id instead of waiting: the command runs on in the pane and its exit status is kept on the host; read it with get_job (also after a restart), stop it with cancel_job. timeout is not used.",
+	"get_job.job_id":           "Job id returned by run_command (job_id) or list_jobs.",
+	"cancel_job.job_id":        "Job id returned by run_command (job_id) or list_jobs.",
+	"get_job.max_lines":        "Keep at most this many of the last output lines; null keeps everything read.",
+	"list_jobs.host":           "Only jobs on this host, or hosts matching this glob.",
+	"list_jobs.status":         "Only jobs in this status: running, exited or lost.",
+	"list_jobs.since":          "Only jobs started since this age (90m, 36h, 7d, 1d12h) or RFC 3339 time.",
+	"list_jobs.limit":          "Return at most this many jobs (newest first).",
+	"cancel_job.grace_seconds": "Seconds to wait after C-c before SIGTERM (0 to 600).",
+}
+
+func init() {
+	for k, v := range jobToolDescriptions {
+		toolDescriptions[k] = v
+	}
+	for k, v := range jobParamDescriptions {
+		paramDescriptions[k] = v
+	}
+}

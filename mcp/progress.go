@@ -1,0 +1,65 @@
+package mcp
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Progress on long calls (extensions only). A client that sends a
+// progress token with a call gets notifications/progress while the call
+// runs, so that clients that extend their deadline on progress keep
+// waiting: seconds elapsed about every second for run_command and
+// wait_for_channel (fan-out calls report hosts done of the total:
+// fanout.go).
+// wait_for_text sends its own, as the anchor does (on every poll, in
+// local mode too). Local mode without --extensions sends none beyond the
+// anchor's: the contract lists wait_for_text as the only tool that
+// notifies (BEHAVIOR.md 2.8).
+
+// progressEvery is how often a long call reports its progress.
+const progressEvery = time.Second
+
+// progressToken is the call's progress token, nil when the client gave
+// none or the extensions are off.
+func (s *Server) progressToken(req *sdk.CallToolRequest) any {
+	if !s.extended() || req == nil || req.Session == nil || req.Params == nil {
+		return nil
+	}
+	return req.Params.GetProgressToken()
+}
+
+// tick reports the seconds elapsed (of total) every progressEvery until
+// the returned stop is called; stop waits for the reporter to end.
+func (c *Call) tick(ctx context.Context, total float64, what string) (stop func()) {
+	tok := c.s.progressToken(c.req)
+	if tok == nil {
+		return func() {}
+	}
+	start := time.Now()
+	tctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(progressEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-tctx.Done():
+				return
+			case <-t.C:
+				el := time.Since(start).Seconds()
+				_ = c.req.Session.NotifyProgress(tctx, &sdk.ProgressNotificationParams{
+					ProgressToken: tok, Progress: el, Total: total,
+					Message: fmt.Sprintf("%s: %.0fs elapsed of at most %.0fs", what, el, total),
+				})
+			}
+		}
+	}()
+	return func() {
+		cancel()
+		<-done
+	}
+}

@@ -1,0 +1,399 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"os/exec"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// withExtensions serves the extensions in local mode (--extensions), with
+// jobs kept in store (nil: the server's own memory).
+func withExtensions(maxCall float64, store JobStore) envOption {
+	return func(_ *testEnv, o *Options) {
+		o.Extensions, o.MaxCallSeconds, o.Jobs = true, maxCall, store
+	}
+}
+
+// recordingAuditor keeps the audit events in memory.
+type recordingAuditor struct {
+	mu  sync.Mutex
+	evs []AuditEvent
+}
+
+func (a *recordingAuditor) Append(_ context.Context, ev AuditEvent) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.evs = append(a.evs, ev)
+	return nil
+}
+
+func (a *recordingAuditor) events() []AuditEvent {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return append([]AuditEvent(nil), a.evs...)
+}
+
+func withAuditor(a Auditor) envOption { return func(_ *testEnv, o *Options) { o.Auditor = a } }
+
+// detach starts a job and returns its id.
+func (e *testEnv) detach(pane, command string) string {
+	e.t.Helper()
+	var r RunCommandResult
+	e.ok("run_command", map[string]any{"command": command, "pane_id": pane, "detach": true}, &r)
+	if r.JobID == nil || !r.Pending || r.ExitStatus != nil || r.PaneID != pane || r.Host != nil {
+		e.t.Fatalf("detach result %+v", r)
+	}
+	return *r.JobID
+}
+
+// jobUntil polls get_job until the job leaves running.
+func (e *testEnv) jobUntil(id string, args map[string]any) JobInfo {
+	e.t.Helper()
+	var info JobInfo
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		a := map[string]any{"job_id": id}
+		for k, v := range args {
+			a[k] = v
+		}
+		info = JobInfo{}
+		e.ok("get_job", a, &info)
+		if info.Status != JobRunning || time.Now().After(deadline) {
+			return info
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// untilForeground waits until command runs on the pane's terminal.
+func (e *testEnv) untilForeground(pane, command string) {
+	e.t.Helper()
+	tty := e.tmux("display-message", "-p", "-t", pane, "#{pane_tty}")
+	waitFor(e.t, command+" in "+pane, func() bool {
+		out, _ := exec.Command("ps", "-o", "comm=", "-t", tty).Output()
+		return slices.Contains(strings.Fields(string(out)), command)
+	})
+}
+
+func TestJobsHiddenInLocalMode(t *testing.T) {
+	e := newEnv(t)
+	res, err := e.cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tl := range res.Tools {
+		if isJobTool(tl.Name) {
+			t.Errorf("local mode serves %s", tl.Name)
+		}
+		if tl.Name == "run_command" {
+			b, _ := json.Marshal(tl)
+			if strings.Contains(string(b), "detach") || strings.Contains(string(b), "job_id") {
+				t.Errorf("local run_command mentions jobs: %s", b)
+			}
+		}
+	}
+	e.fail("get_job", map[string]any{"job_id": "x"}, "Unknown tool: 'get_job'")
+	e.fail("run_command", map[string]any{"command": "true", "detach": true}, "Unexpected keyword argument")
+}
+
+func TestJobsSurfaceWithExtensions(t *testing.T) {
+	e := newEnv(t, withExtensions(50, nil))
+	res, err := e.cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]*sdk.Tool{}
+	for _, tl := range res.Tools {
+		byName[tl.Name] = tl
+	}
+	if len(res.Tools) != 59 || byName["list_hosts"] != nil {
+		t.Fatalf("%d tools, list_hosts %v", len(res.Tools), byName["list_hosts"] != nil)
+	}
+	for name, want := range map[string][]string{
+		"run_command": {`"detach":{"default":false`, `"job_id":{"anyOf"`, `"pending":{"default":false`},
+		"list_jobs":   {`"status":{"anyOf":[{"enum":["running","exited","lost"]`, `"limit":{"default":20`},
+		"get_job":     {`"required":["job_id"]`, `"exit_status":{"anyOf"`},
+		"cancel_job":  {`"destructiveHint":true`, `"signals_sent"`},
+	} {
+		tl := byName[name]
+		if tl == nil {
+			t.Fatalf("%s missing", name)
+		}
+		b, _ := json.Marshal(tl)
+		for _, w := range want {
+			if !strings.Contains(string(b), w) {
+				t.Errorf("%s lacks %s: %s", name, w, b)
+			}
+		}
+		in, _ := json.Marshal(tl.InputSchema)
+		if strings.Contains(string(in), `"host"`) {
+			t.Errorf("%s has a host parameter in local mode: %s", name, b)
+		}
+	}
+}
+
+func TestJobDetachExitStatus(t *testing.T) {
+	aud := &recordingAuditor{}
+	e := shEnv(t, withExtensions(50, nil), withAuditor(aud))
+	pane := e.firstPane()
+	for _, tc := range []struct {
+		command string
+		want    int
+	}{
+		{"sleep 0.3; echo done-$((6*7))", 0},
+		{"echo failing; exit 3", 3},
+	} {
+		id := e.detach(pane, tc.command)
+		info := e.jobUntil(id, nil)
+		if info.Status != JobExited || info.ExitStatus == nil || *info.ExitStatus != tc.want || info.EndedAt == nil {
+			t.Fatalf("%q: %+v", tc.command, info)
+		}
+		if info.Host != LocalHost || info.PaneID != pane || info.Origin != "detach" || info.CommandLen != len(tc.command) || len(info.CommandSHA256) != 12 {
+			t.Fatalf("%q fields: %+v", tc.command, info)
+		}
+		joined := strings.Join(info.Output, "\n")
+		if tc.want == 0 && !strings.Contains(joined, "done-42") || strings.Contains(joined, "@fleetmux_job_") {
+			t.Fatalf("%q output %q", tc.command, info.Output)
+		}
+		// The host's copy of the status is dropped once recorded.
+		if got := e.tmux("show-options", "-s"); strings.Contains(got, "@fleetmux_job_"+id) {
+			t.Fatalf("status option left: %s", got)
+		}
+		again := e.jobUntil(id, map[string]any{"max_lines": 1})
+		if again.Status != JobExited || *again.ExitStatus != tc.want || len(again.Output) > 1 {
+			t.Fatalf("second read %+v", again)
+		}
+		e.shSettle(pane)
+	}
+	// The starting call and the end are audited, linked by the job id.
+	var starts, ends int
+	for _, ev := range aud.events() {
+		switch {
+		case ev.Tool == "run_command" && ev.Job != "":
+			starts++
+		case ev.Tool == "job_end":
+			ends++
+			if ev.Parent != "run_command" || ev.Job == "" || ev.Host != LocalHost || strings.Contains(string(ev.Args), "done") {
+				t.Errorf("job_end %+v", ev)
+			}
+		}
+	}
+	if starts != 2 || ends != 2 {
+		t.Fatalf("%d starts, %d ends audited", starts, ends)
+	}
+}
+
+// A second server on the same job store (a restarted fleetmux) reads the
+// exit status the first one's job left on the tmux server.
+func TestJobAcrossServers(t *testing.T) {
+	store := newMemJobs()
+	e := shEnv(t, withExtensions(50, store))
+	pane := e.firstPane()
+	id := e.detach(pane, "sleep 0.5; exit 7")
+	e.closer() // the first server goes away before the job ends
+	time.Sleep(time.Second)
+	srv, err := New(Options{Settings: e.srv.opts.Settings, Getenv: e.getenv, Extensions: true, Jobs: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, closer, err := srv.InProcess(context.Background(), "second")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(closer)
+	e.srv, e.cs = srv, cs
+	info := e.jobUntil(id, nil)
+	if info.Status != JobExited || info.ExitStatus == nil || *info.ExitStatus != 7 {
+		t.Fatalf("after restart: %+v", info)
+	}
+}
+
+func TestJobLostAndCancel(t *testing.T) {
+	e := shEnv(t, withExtensions(50, nil))
+	pane := e.firstPane()
+	// A pane killed under a running job: lost.
+	other := e.tmux("split-window", "-t", pane, "-P", "-F", "#{pane_id}", "/bin/sh")
+	e.shSettle(other)
+	id := e.detach(other, "sleep 1000")
+	e.tmux("kill-pane", "-t", other)
+	if info := e.jobUntil(id, nil); info.Status != JobLost || info.ExitStatus != nil || info.EndedAt == nil {
+		t.Fatalf("killed pane: %+v", info)
+	}
+	// C-c ends a plain sleep (once it runs: a C-c that reaches the
+	// subshell before it started sleep is kept until sleep ends, and
+	// SIGTERM does the work).
+	id = e.detach(pane, "sleep 1000")
+	e.untilForeground(pane, "sleep")
+	var r CancelJobResult
+	e.ok("cancel_job", map[string]any{"job_id": id}, &r)
+	if r.Job.Status != JobExited || r.Job.ExitStatus == nil || *r.Job.ExitStatus != 130 || len(r.SignalsSent) != 1 || r.SignalsSent[0] != "C-c" {
+		t.Fatalf("cancel sleep: %+v", r)
+	}
+	e.shSettle(pane)
+	// A command that ignores SIGINT ends at SIGTERM; the shell stays.
+	id = e.detach(pane, "trap '' INT; sleep 1000")
+	e.untilForeground(pane, "sleep")
+	r = CancelJobResult{}
+	e.ok("cancel_job", map[string]any{"job_id": id, "grace_seconds": 0.3}, &r)
+	if r.Job.Status != JobExited || r.Job.ExitStatus == nil || *r.Job.ExitStatus != 143 || strings.Join(r.SignalsSent, ",") != "C-c,SIGTERM" {
+		t.Fatalf("cancel trapped sleep: %+v", r)
+	}
+	if cmd := e.tmux("display-message", "-p", "-t", pane, "#{pane_dead} #{pane_in_mode}"); cmd != "0 0" {
+		t.Fatalf("pane after cancel: %s", cmd)
+	}
+	// Cancelling an ended job sends nothing.
+	r = CancelJobResult{}
+	e.ok("cancel_job", map[string]any{"job_id": id}, &r)
+	if len(r.SignalsSent) != 0 || r.Note == nil {
+		t.Fatalf("cancel of an ended job: %+v", r)
+	}
+	e.fail("get_job", map[string]any{"job_id": "nope"}, "job 'nope' not found")
+	e.fail("cancel_job", map[string]any{"job_id": id, "grace_seconds": -1}, "grace_seconds")
+}
+
+func TestListJobsFilters(t *testing.T) {
+	e := shEnv(t, withExtensions(50, nil))
+	pane := e.firstPane()
+	done := e.detach(pane, "true")
+	e.jobUntil(done, nil)
+	e.shSettle(pane)
+	other := e.tmux("split-window", "-t", pane, "-P", "-F", "#{pane_id}", "/bin/sh")
+	e.shSettle(other)
+	running := e.detach(other, "sleep 1000")
+	t.Cleanup(func() { e.tmux("kill-pane", "-t", other) })
+	ids := func(args map[string]any) string {
+		t.Helper()
+		var list []JobInfo
+		e.result("list_jobs", args, &list)
+		var out []string
+		for _, j := range list {
+			out = append(out, j.JobID+":"+j.Status)
+		}
+		return strings.Join(out, ",")
+	}
+	for _, tc := range []struct {
+		args map[string]any
+		want string
+	}{
+		{map[string]any{}, running + ":running," + done + ":exited"},
+		{map[string]any{"status": "exited"}, done + ":exited"},
+		{map[string]any{"status": "running"}, running + ":running"},
+		{map[string]any{"status": "lost"}, ""},
+		{map[string]any{"limit": 1}, running + ":running"},
+		{map[string]any{"since": "1h"}, running + ":running," + done + ":exited"},
+		{map[string]any{"since": time.Now().Add(time.Hour).UTC().Format(time.RFC3339)}, ""},
+	} {
+		if got := ids(tc.args); got != tc.want {
+			t.Errorf("list_jobs(%v) = %s, want %s", tc.args, got, tc.want)
+		}
+	}
+	e.fail("list_jobs", map[string]any{"since": "yesterday"}, "since 'yesterday'")
+	e.fail("list_jobs", map[string]any{"status": "done"}, "Input should be")
+	e.fail("list_jobs", map[string]any{"limit": 0}, "limit must be at least 1")
+}
+
+// A run_command whose timeout exceeds --max-call-seconds answers pending
+// at that limit; the command carries on as a job.
+func TestRunCommandPendingAtMaxCall(t *testing.T) {
+	e := shEnv(t, withExtensions(1, nil))
+	pane := e.firstPane()
+	var r RunCommandResult
+	e.ok("run_command", map[string]any{"command": "sleep 2.5; echo fin-$((2*3))", "pane_id": pane, "timeout": 20}, &r)
+	if !r.Pending || r.JobID == nil || r.TimedOut || r.ExitStatus != nil || r.EffectiveTimeout != 20 {
+		t.Fatalf("pending result %+v", r)
+	}
+	info := e.jobUntil(*r.JobID, nil)
+	if info.Status != JobExited || *info.ExitStatus != 0 || info.Origin != "deadline" || !anyContains(info.Output, "fin-6") {
+		t.Fatalf("job after pending: %+v", info)
+	}
+	e.shSettle(pane)
+	// Short commands finish within the limit as usual, leaving nothing.
+	r = RunCommandResult{}
+	e.ok("run_command", map[string]any{"command": "echo quick; (exit 4)", "pane_id": pane, "timeout": 20}, &r)
+	if r.Pending || r.JobID != nil || r.ExitStatus == nil || *r.ExitStatus != 4 || !anyContains(r.Output, "quick") || anyContains(r.Output, "fleetmux_job") {
+		t.Fatalf("quick result %+v", r)
+	}
+	if got := e.tmux("show-options", "-s") + e.tmux("show-options", "-p", "-t", pane); strings.Contains(got, "@fleetmux_job_") || strings.Contains(got, "@s_") {
+		t.Fatalf("options left: %s", got)
+	}
+	// A timeout within the limit keeps the anchor's contract.
+	r = RunCommandResult{}
+	e.ok("run_command", map[string]any{"command": "true", "pane_id": pane, "timeout": 1}, &r)
+	if r.Pending || r.JobID != nil || r.ExitStatus == nil {
+		t.Fatalf("timeout below the limit: %+v", r)
+	}
+}
+
+// Progress notifications reach a client that gave a progress token:
+// seconds elapsed for run_command.
+func TestRunCommandProgress(t *testing.T) {
+	e := shEnv(t, withExtensions(50, nil))
+	w := e.watchClient()
+	wc := w.start("run_command", map[string]any{"command": "sleep 2.5", "pane_id": e.firstPane(), "timeout": 10})
+	select {
+	case <-wc.done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("run_command did not return")
+	}
+	if wc.err != nil || wc.res.IsError {
+		t.Fatalf("run_command: %v %s", wc.err, text(wc.res))
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.progress) < 2 {
+		t.Fatalf("%d progress notifications", len(w.progress))
+	}
+	for i, p := range w.progress {
+		if p.Total != 10 || p.Progress <= 0 || !strings.Contains(p.Message, "run_command") || (i > 0 && p.Progress <= w.progress[i-1].Progress) {
+			t.Fatalf("notification %d: %+v", i, p)
+		}
+	}
+}
+
+// Without the extensions run_command sends no progress (the anchor's
+// contract: only wait_for_text notifies).
+func TestRunCommandNoProgressInLocalMode(t *testing.T) {
+	e := shEnv(t)
+	w := e.watchClient()
+	wc := w.start("run_command", map[string]any{"command": "sleep 1.5", "pane_id": e.firstPane(), "timeout": 10})
+	<-wc.done
+	if wc.err != nil || wc.res.IsError {
+		t.Fatalf("run_command: %v %s", wc.err, text(wc.res))
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.progress) != 0 {
+		t.Fatalf("local mode sent %d progress notifications", len(w.progress))
+	}
+}
+
+func TestParseSince(t *testing.T) {
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		in   string
+		want time.Time
+		ok   bool
+	}{
+		{"90m", now.Add(-90 * time.Minute), true},
+		{"7d", now.Add(-7 * 24 * time.Hour), true},
+		{"1d12h", now.Add(-36 * time.Hour), true},
+		{"2026-02-01T00:00:00Z", time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC), true},
+		{"", time.Time{}, false},
+		{"d", time.Time{}, false},
+		{"-1h", time.Time{}, false},
+		{"xd", time.Time{}, false},
+		{"yesterday", time.Time{}, false},
+	} {
+		got, err := parseSince(tc.in, now)
+		if (err == nil) != tc.ok || (tc.ok && !got.Equal(tc.want)) {
+			t.Errorf("parseSince(%q) = %v, %v", tc.in, got, err)
+		}
+	}
+}
