@@ -365,17 +365,26 @@ func (s *Server) refreshJob(ctx context.Context, t *tool, j Job, withOutput bool
 	}
 	// The host's copy is dropped only once the end is kept where every
 	// later reader looks (the state file; memory without one).
+	// It is dropped behind the call (shutdown waits for it).
 	if rec.State == JobExited && !fellBack {
 		if srv, err := s.jobTmux(ctx, t, rec); err == nil {
 			cmds := []tmux.Cmd{tmux.UnsetServerOption(rec.StatusOption)}
-			if rec.PaneOption != "" && v.output != nil {
+			if rec.PaneOption != "" {
 				cmds = append(cmds, tmux.UnsetPaneOption(rec.PaneID, rec.PaneOption))
 			}
-			_, _ = srv.Exec(ctx, cmds...)
+			s.background.Go(func() {
+				cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), jobCleanupTimeout)
+				defer cancel()
+				_, _ = srv.Exec(cctx, cmds...)
+			})
 		}
 	}
 	return rec, v
 }
+
+// jobCleanupTimeout bounds the removal of a recorded job's status from
+// its host.
+const jobCleanupTimeout = 5 * time.Second
 
 // auditJobEnd appends the job_end record of a job whose end this process
 // recorded: linked to the run_command call that started it (parent

@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"os/exec"
 	"slices"
 	"strings"
@@ -163,9 +164,9 @@ func TestJobDetachExitStatus(t *testing.T) {
 			t.Fatalf("%q output %q", tc.command, info.Output)
 		}
 		// The host's copy of the status is dropped once recorded.
-		if got := e.tmux("show-options", "-s"); strings.Contains(got, "@fleetmux_job_"+id) {
-			t.Fatalf("status option left: %s", got)
-		}
+		waitFor(t, "the status option to go", func() bool {
+			return !strings.Contains(e.tmux("show-options", "-s"), "@fleetmux_job_"+id)
+		})
 		again := e.jobUntil(id, map[string]any{"max_lines": 1})
 		if again.Status != JobExited || *again.ExitStatus != tc.want || len(again.Output) > 1 {
 			t.Fatalf("second read %+v", again)
@@ -395,5 +396,43 @@ func TestParseSince(t *testing.T) {
 		if (err == nil) != tc.ok || (tc.ok && !got.Equal(tc.want)) {
 			t.Errorf("parseSince(%q) = %v, %v", tc.in, got, err)
 		}
+	}
+}
+
+// TestToolsGoldenExtensions keeps the tools/list of local mode with
+// --extensions (the anchor's tools, run_command's detach and result
+// fields, the job tools) in testdata/tools_extensions.golden.json; run
+// with -update after an intended change.
+func TestToolsGoldenExtensions(t *testing.T) {
+	srv, err := New(Options{Settings: Settings{Safety: TierDestructive, SuppressHistory: true, WaitMax: 30}, Getenv: func(string) string { return "" }, Extensions: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, done, err := srv.InProcess(context.Background(), "schema-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer done()
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := json.MarshalIndent(res.Tools, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const path = "testdata/tools_extensions.golden.json"
+	if *update {
+		if err := os.WriteFile(path, append(got, '\n'), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./mcp -run TestToolsGoldenExtensions -update)", err)
+	}
+	if string(want) != string(got)+"\n" {
+		t.Fatalf("tools/list with extensions drifted from %s; if intended, run go test ./mcp -run TestToolsGoldenExtensions -update", path)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"os"
 	"os/signal"
 	"slices"
@@ -75,6 +76,14 @@ LIBTMUX_SOCKET, LIBTMUX_SOCKET_PATH, LIBTMUX_TMUX_BIN,
 LIBTMUX_SUPPRESS_HISTORY, LIBTMUX_MCP_WAIT_MAX_SECONDS). Selecting hosts with
 --hosts switches on fleet mode: every tool takes a "host" argument.
 
+Fleet mode, or --extensions in local mode, adds durable jobs: run_command
+with detach=true returns at once with a job id, and a run_command whose
+timeout exceeds --max-call-seconds answers "pending" with one; get_job,
+list_jobs and cancel_job follow the job. Its exit status is kept by the host
+(a tmux server option), so it is read back after fleetmux restarts or its
+SSH connection drops. Long calls send progress notifications to clients
+that ask for them.
+
 Every tool call is recorded in the audit log of the state file (see
 "fleetmux audit --help"); sensitive arguments are stored only as length and
 SHA-256 prefix.
@@ -101,6 +110,11 @@ type globalFlags struct {
 	readOnly   bool
 	warm       bool // dial the selected hosts at start-up (serving only)
 	fanout     posInt
+	extensions bool
+	maxCall    secondsFlag
+	// envWarnings are bad values of environment variables that give a
+	// flag its default (logged at start-up; the built-in default is used).
+	envWarnings []string
 }
 
 // posInt is an integer flag that must be at least 1.
@@ -114,6 +128,20 @@ func (p *posInt) Set(v string) error {
 		return errors.New("want a whole number of at least 1")
 	}
 	*p = posInt(n)
+	return nil
+}
+
+// secondsFlag is a number of seconds, 0 or more.
+type secondsFlag struct{ v float64 }
+
+func (f *secondsFlag) String() string { return strconv.FormatFloat(f.v, 'f', -1, 64) }
+
+func (f *secondsFlag) Set(s string) error {
+	v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	if err != nil || v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+		return errors.New("want a number of seconds, 0 or more (0: never)")
+	}
+	f.v = v
 	return nil
 }
 
@@ -149,7 +177,7 @@ func (g *globalFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&g.sshConfig, "ssh-config", os.Getenv("FLEETMUX_SSH_CONFIG"), "ssh_config `FILE` to read hosts from (default ~/.ssh/config, then /etc/ssh/ssh_config; env FLEETMUX_SSH_CONFIG)")
 	fs.BoolVar(&g.noLocal, "no-local", false, "do not expose this machine as host \"local\" (fleet mode only)")
 	fs.Var(&g.hostSafety, "host-safety", "cap a host's safety tier, `PATTERN=TIER` with TIER readonly, mutating or destructive (repeatable; fleet mode only). When several rules match a host, the lowest tier wins, whatever their order")
-	fs.StringVar(&g.state, "state", os.Getenv("FLEETMUX_STATE"), "state `FILE` for the audit log and host state (env FLEETMUX_STATE; default $XDG_STATE_HOME/fleetmux/state.db, else ~/.local/state/fleetmux/state.db)")
+	fs.StringVar(&g.state, "state", os.Getenv("FLEETMUX_STATE"), "state `FILE` for the audit log, host state and jobs (env FLEETMUX_STATE; default $XDG_STATE_HOME/fleetmux/state.db, else ~/.local/state/fleetmux/state.db)")
 	fs.BoolVar(&g.noAudit, "no-audit", false, "do not open the state file: no persisted audit log or host state")
 	fs.Var(&g.retention, "audit-retention", "delete audit records older than this `AGE`, e.g. 30d or 72h; 0 keeps any age (the log is also capped at 256 MiB)")
 	fs.StringVar(&g.logLevel, "log-level", "warn", "stderr log `LEVEL`: debug, info, warn or error")
@@ -157,6 +185,14 @@ func (g *globalFlags) register(fs *flag.FlagSet) {
 	fs.Var(&g.fanout, "fanout-concurrency", "at most `N` hosts at once for a call on several hosts (fleet mode; a call's \"serial\" runs fewer)")
 	fs.StringVar(&g.toolsets, "toolsets", os.Getenv("FLEETMUX_TOOLSETS"), "show only the tools of these toolsets, a comma-separated `LIST` of "+strings.ReplaceAll(mcp.ToolsetNames(), ",", ", ")+" (default all; env FLEETMUX_TOOLSETS); \"fleetmux tools\" counts the tools of each. Hidden tools behave like tools above the safety tier")
 	fs.BoolVar(&g.readOnly, "read-only", false, "show only the read-only tools: the same as LIBTMUX_SAFETY=readonly, whatever LIBTMUX_SAFETY says")
+	fs.BoolVar(&g.extensions, "extensions", os.Getenv("FLEETMUX_EXTENSIONS") == "1", "serve fleetmux's additions in local mode too (fleet mode always has them): jobs (run_command detach, get_job, list_jobs, cancel_job), run_command's pending answer at --max-call-seconds and progress notifications on long calls. Without it (and without --hosts) the tools are exactly libtmux-mcp's (env FLEETMUX_EXTENSIONS=1)")
+	g.maxCall = secondsFlag{v: mcp.DefaultMaxCallSeconds}
+	if v := os.Getenv("FLEETMUX_MAX_CALL_SECONDS"); v != "" {
+		if err := g.maxCall.Set(v); err != nil {
+			g.envWarnings = append(g.envWarnings, fmt.Sprintf("FLEETMUX_MAX_CALL_SECONDS=%q: %v; using %g", v, err, mcp.DefaultMaxCallSeconds))
+		}
+	}
+	fs.Var(&g.maxCall, "max-call-seconds", "with the extensions, a run_command whose timeout exceeds this many `SECONDS` answers \"pending\" with a job id at that point instead of waiting on (the command runs on; read it with get_job); 0 never does (default 50, below the 60 s request deadline of many MCP clients; env FLEETMUX_MAX_CALL_SECONDS)")
 }
 
 // printFlags writes the flags of fs as "--name ARG" lines with their
@@ -297,7 +333,7 @@ func build(ctx context.Context, g *globalFlags, log *slog.Logger) (*mcp.Server, 
 	if err != nil {
 		return nil, nil, err
 	}
-	for _, w := range settings.Warnings {
+	for _, w := range append(settings.Warnings, g.envWarnings...) {
 		log.Warn(w)
 	}
 	if g.readOnly {
@@ -307,13 +343,15 @@ func build(ctx context.Context, g *globalFlags, log *slog.Logger) (*mcp.Server, 
 	if err != nil {
 		return nil, nil, fmt.Errorf("--toolsets: %w", err)
 	}
-	opts := mcp.Options{Settings: settings, Logger: log, Version: version, Toolsets: sets, FanoutConcurrency: int(g.fanout)}
+	opts := mcp.Options{Settings: settings, Logger: log, Version: version, Toolsets: sets, FanoutConcurrency: int(g.fanout),
+		Extensions: g.extensions, MaxCallSeconds: g.maxCall.v}
 	st, stopStore := openStore(ctx, g, log)
 	if st != nil {
 		j, closeJournal := openJournal(ctx, st, log)
 		opts.Auditor = &storeAuditor{st: st, j: j, pid: os.Getpid()}
 		stop := stopStore
 		stopStore = func() { closeJournal(); stop() }
+		opts.Jobs = storeJobs{st: st}
 	}
 	backend, closeFleet, err := openFleet(g, st, log)
 	if err != nil {
@@ -673,7 +711,7 @@ func jsonKind(v any) string {
 func flagTakesValue(a string) bool {
 	name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
 	switch name {
-	case "no-local", "no-audit", "json", "version", "help", "h", "read-only":
+	case "no-local", "no-audit", "extensions", "json", "version", "help", "h", "read-only":
 		return false
 	}
 	return true

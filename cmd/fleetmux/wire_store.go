@@ -129,6 +129,75 @@ func (a *storeAuditor) Append(ctx context.Context, ev mcp.AuditEvent) error {
 		Client: ev.Client, ClientVersion: ev.ClientVersion,
 		Host: ev.Host, Tool: ev.Tool, Args: ev.Args,
 		Outcome: ev.Outcome, ErrorType: ev.ErrorType, Error: ev.Error,
-		Duration: ev.Duration, Parent: ev.Parent,
+		Duration: ev.Duration, Parent: ev.Parent, Job: ev.Job,
 	})
+}
+
+// storeJobs adapts the store to mcp.JobStore.
+type storeJobs struct{ st *store.Store }
+
+// jobOpTimeout bounds one job operation on the state file (its lock wait
+// included).
+const jobOpTimeout = 6 * time.Second
+
+func (s storeJobs) PutJob(ctx context.Context, j mcp.Job) error {
+	ctx, cancel := context.WithTimeout(ctx, jobOpTimeout)
+	defer cancel()
+	return s.st.PutJob(ctx, toStoreJob(j))
+}
+
+func (s storeJobs) GetJob(ctx context.Context, id string) (mcp.Job, bool, error) {
+	ctx, cancel := context.WithTimeout(ctx, jobOpTimeout)
+	defer cancel()
+	j, ok, err := s.st.Job(ctx, id)
+	return fromStoreJob(j), ok, err
+}
+
+func (s storeJobs) ListJobs(ctx context.Context, since time.Time) ([]mcp.Job, error) {
+	ctx, cancel := context.WithTimeout(ctx, jobOpTimeout)
+	defer cancel()
+	list, err := s.st.Jobs(ctx, store.JobQuery{Since: since})
+	out := make([]mcp.Job, len(list))
+	for i, j := range list {
+		out[i] = fromStoreJob(j)
+	}
+	return out, err
+}
+
+func (s storeJobs) UpdateJob(ctx context.Context, id string, fn func(j *mcp.Job) bool) (mcp.Job, bool, error) {
+	ctx, cancel := context.WithTimeout(ctx, jobOpTimeout)
+	defer cancel()
+	j, changed, err := s.st.UpdateJob(ctx, id, func(sj *store.Job) bool {
+		mj := fromStoreJob(*sj)
+		if !fn(&mj) {
+			return false
+		}
+		*sj = toStoreJob(mj)
+		return true
+	})
+	return fromStoreJob(j), changed, err
+}
+
+func toStoreJob(j mcp.Job) store.Job {
+	return store.Job{
+		ID: j.ID, Host: j.Host, PaneID: j.PaneID,
+		SocketName: j.SocketName, SocketPath: j.SocketPath, TmuxBin: j.TmuxBin,
+		ServerPID: j.ServerPID, PanePID: j.PanePID, StartRow: j.StartRow,
+		StatusOption: j.StatusOption, PaneOption: j.PaneOption,
+		CommandLen: j.CommandLen, CommandSHA256: j.CommandSHA256, Origin: j.Origin,
+		Started: j.Started, Ended: j.Ended, State: j.State, ExitStatus: j.ExitStatus,
+		PID: j.PID, SessionID: j.SessionID, Client: j.Client,
+	}
+}
+
+func fromStoreJob(j store.Job) mcp.Job {
+	return mcp.Job{
+		ID: j.ID, Host: j.Host, PaneID: j.PaneID,
+		SocketName: j.SocketName, SocketPath: j.SocketPath, TmuxBin: j.TmuxBin,
+		ServerPID: j.ServerPID, PanePID: j.PanePID, StartRow: j.StartRow,
+		StatusOption: j.StatusOption, PaneOption: j.PaneOption,
+		CommandLen: j.CommandLen, CommandSHA256: j.CommandSHA256, Origin: j.Origin,
+		Started: j.Started, Ended: j.Ended, State: j.State, ExitStatus: j.ExitStatus,
+		PID: j.PID, SessionID: j.SessionID, Client: j.Client,
+	}
 }
