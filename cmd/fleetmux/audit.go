@@ -42,6 +42,9 @@ Flags:
   --session ID    only calls of one session: an MCP session id of an HTTP
                   client of "fleetmux serve --http" (mcp_session_id), or the
                   id of one fleetmux process (session_id); both are in --json
+  --job ID        only the records of job ID: the run_command call that
+                  started it and the job_end record of its end (written when
+                  a fleetmux process first saw the end)
   --since WHEN    only calls at or after WHEN
   --until WHEN    only calls before WHEN
                   WHEN is a time ago (1h, 90m, 7d, 1d12h) or a time
@@ -275,6 +278,7 @@ func parseAuditArgs(args []string, now time.Time, stderr io.Writer) (*auditOptio
 	fs.StringVar(&o.query.Tool, "tool", "", "tool")
 	fs.StringVar(&o.query.Outcome, "outcome", "", "outcome")
 	fs.StringVar(&o.query.Session, "session", "", "session")
+	fs.StringVar(&o.query.Job, "job", "", "job")
 	fs.StringVar(&since, "since", "", "since")
 	fs.StringVar(&until, "until", "", "until")
 	fs.IntVar(&o.query.Limit, "limit", 100, "limit")
@@ -442,6 +446,9 @@ func (p *auditPrinter) row(r store.Record) [7]string {
 	tool := r.Tool
 	if r.Parent != "" {
 		tool = r.Parent + "/" + r.Tool
+	}
+	if r.Job != "" {
+		tool += " job=" + r.Job
 	}
 	errText, _, _ := strings.Cut(r.Error, "\n")
 	args := string(r.Args)

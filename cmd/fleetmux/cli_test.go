@@ -70,7 +70,7 @@ func TestHelpOnStdoutOnce(t *testing.T) {
 		{[]string{"help", "tools"}, []string{"json"}},
 		{[]string{"call", "--help"}, append([]string{"host"}, globalNames...)},
 		{[]string{"call", "list_sessions", "--help"}, []string{"host"}},
-		{[]string{"audit", "--help"}, []string{"state", "json", "host", "tool", "outcome", "since", "until", "limit", "follow", "compact"}},
+		{[]string{"audit", "--help"}, []string{"state", "json", "host", "tool", "outcome", "job", "since", "until", "limit", "follow", "compact"}},
 		{[]string{"bench", "--help"}, []string{"hosts", "ssh-config", "host", "n", "json"}},
 		{[]string{"doctor", "--help"}, []string{"hosts", "ssh-config", "state", "json"}},
 		{[]string{"help", "doctor"}, []string{"hosts"}},

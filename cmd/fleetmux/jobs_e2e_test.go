@@ -252,6 +252,13 @@ func TestJobsEndToEnd(t *testing.T) {
 	if strings.Contains(string(out), "zero-") || strings.Contains(string(out), "sleep 1000") {
 		t.Error("a command's text reached the audit")
 	}
+	table, err := exec.Command(binPath, "audit", "--state", f.state, "--job", id5).Output()
+	if err != nil {
+		t.Fatalf("audit --job: %v", err)
+	}
+	if lines := strings.Split(strings.TrimSpace(string(table)), "\n"); len(lines) != 3 || !strings.Contains(lines[1], "run_command job="+id5) || !strings.Contains(lines[2], "run_command/job_end job="+id5) || !strings.Contains(lines[2], "exit status 5") {
+		t.Errorf("audit --job %s:\n%s", id5, table)
+	}
 }
 
 // BenchmarkJobCalls measures run_command detach and get_job (of a job that
