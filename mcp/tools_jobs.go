@@ -78,7 +78,7 @@ func jobPayload(srv *tmux.Server, paneID, command string, suppress bool, jobOpt,
 	if statusOption != "" {
 		trailer += srv.ShellCommand(tmux.SetPaneOption(paneID, statusOption)) + ` "$s"; `
 	}
-	trailer += srv.ShellCommand(tmux.SetServerOption(jobOpt)) + ` "$s:$(date +%s)"`
+	trailer += srv.ShellCommand(tmux.SetServerOption(jobOpt)) + ` "$s:$(date +%s.%N)"`
 	if channel != "" {
 		trailer += "; " + srv.ShellCommand(tmux.Signal(channel))
 	}
@@ -184,6 +184,10 @@ func runWithDeadline(ctx context.Context, c *Call, effective, limit float64) (an
 	var lines []string
 	switch {
 	case err != nil && ctx.Err() != nil:
+		// The client gave up (cancelled): the command runs on, so it is
+		// kept as a job that list_jobs shows.
+		c.s.jobs.put(context.WithoutCancel(ctx), newJob(c, id, paneID, st, started, "deadline", statusOption))
+		noteJob(ctx, id)
 		return nil, ctx.Err()
 	case err != nil && errors.Is(wctx.Err(), context.DeadlineExceeded):
 		// Still running: it goes on as a job.
@@ -233,8 +237,32 @@ type jobView struct {
 }
 
 // jobStatusRE is the value a job's wrapper sets: exit status, ':', Unix
-// seconds (empty when date failed).
-var jobStatusRE = regexp.MustCompile(`^(-?[0-9]+):([0-9]*)$`)
+// seconds (empty when date failed), '.' and nanoseconds where date knows
+// %N (GNU, busybox; BSD date prints "N").
+var jobStatusRE = regexp.MustCompile(`^(-?[0-9]+):([0-9]*)(?:\.([0-9]{1,9}|N))?$`)
+
+// parseJobStatus reads a job's status option: its exit status and end
+// (now when the wrapper's date printed nothing; never before started, as
+// the host's clock may be behind ours or lack sub-second precision).
+func parseJobStatus(value string, started, now time.Time) (int, time.Time, bool) {
+	m := jobStatusRE.FindStringSubmatch(strings.TrimSpace(value))
+	if m == nil {
+		return 0, time.Time{}, false
+	}
+	n, err := strconv.Atoi(m[1])
+	if err != nil {
+		return 0, time.Time{}, false
+	}
+	end := now
+	if sec, err := strconv.ParseInt(m[2], 10, 64); err == nil {
+		frac, _ := strconv.Atoi((m[3] + "000000000")[:9])
+		end = time.Unix(sec, int64(frac))
+	}
+	if end.Before(started) {
+		end = started
+	}
+	return n, end, true
+}
 
 // jobRowFormat is the first row of a job's output for capture-pane,
 // computed by tmux: the row the command was typed on, or the top of the
@@ -287,15 +315,7 @@ func (s *Server) lookJob(ctx context.Context, t *tool, j Job, withOutput bool) j
 	}
 	exited := false
 	if l := replies[0].Lines; len(l) > 0 {
-		if m := jobStatusRE.FindStringSubmatch(strings.TrimSpace(l[0])); m != nil {
-			n, _ := strconv.Atoi(m[1])
-			end := time.Now()
-			if sec, err := strconv.ParseInt(m[2], 10, 64); err == nil {
-				end = time.Unix(sec, 0)
-			}
-			if end.Before(j.Started) { // the host's clock has seconds; ours ns (or skew)
-				end = j.Started
-			}
+		if n, end, ok := parseJobStatus(l[0], j.Started, time.Now()); ok {
 			v = s.settled(v, JobExited, &n, end)
 			exited = true
 		}

@@ -436,3 +436,30 @@ func TestToolsGoldenExtensions(t *testing.T) {
 		t.Fatalf("tools/list with extensions drifted from %s; if intended, run go test ./mcp -run TestToolsGoldenExtensions -update", path)
 	}
 }
+
+func TestParseJobStatus(t *testing.T) {
+	started := time.Unix(1000, 500)
+	now := time.Unix(2000, 0)
+	for _, tc := range []struct {
+		in   string
+		exit int
+		end  time.Time
+		ok   bool
+	}{
+		{"0:1500", 0, time.Unix(1500, 0), true},
+		{"130:1500.250000000\n", 130, time.Unix(1500, 250000000), true},
+		{"3:1500.25", 3, time.Unix(1500, 250000000), true},
+		{"3:1500.N", 3, time.Unix(1500, 0), true}, // BSD date has no %N
+		{"7:", 7, now, true},                      // date failed
+		{"1:999", 1, started, true},               // the host's clock is behind
+		{"", 0, time.Time{}, false},
+		{"x:1", 0, time.Time{}, false},
+		{"1:2:3", 0, time.Time{}, false},
+		{"99999999999999999999:1", 0, time.Time{}, false},
+	} {
+		exit, end, ok := parseJobStatus(tc.in, started, now)
+		if ok != tc.ok || exit != tc.exit || !end.Equal(tc.end) {
+			t.Errorf("parseJobStatus(%q) = %d %v %v", tc.in, exit, end, ok)
+		}
+	}
+}
