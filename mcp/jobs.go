@@ -146,6 +146,9 @@ type jobStore struct {
 }
 
 func (s *jobStore) put(ctx context.Context, j Job) {
+	// The command was typed: the record must not be lost to a client
+	// that cancels now.
+	ctx = context.WithoutCancel(ctx)
 	_ = s.mem.PutJob(ctx, j)
 	if s.disk != nil {
 		if err := s.disk.PutJob(ctx, j); err != nil {

@@ -1,5 +1,5 @@
-// Package store persists fleetmux's audit log and per-host state in one
-// bbolt file.
+// Package store persists fleetmux's audit log, per-host state and jobs in
+// one bbolt file.
 //
 // # Sharing the file
 //
@@ -21,11 +21,11 @@
 // killed with SIGKILL at any moment leaves a file that opens with every record
 // whose Append had returned.
 //
-// # Bucket tree (schema version 2)
+// # Bucket tree (schema version 3)
 //
 //	fleetmux/                  root bucket; its absence marks a foreign file
 //	  meta/
-//	    schema_version         decimal ASCII, currently "2"
+//	    schema_version         decimal ASCII, currently "3"
 //	    created                RFC 3339 time the tree was created
 //	    retired                present only in a file that Compact replaced:
 //	                           a process that still had it open reopens the path
@@ -35,8 +35,11 @@
 //	                           unique and increasing in commit order
 //	  hosts/
 //	    <host alias>           HostState, JSON value
+//	  jobs/                    (added by version 3)
+//	    <job id>               Job, JSON value; deleted by Prune with the
+//	                           audit records of their age
 //
-// Schema version 1 was the flat layout of early development builds: top-level
+// Schema version 2 had no jobs bucket. Schema version 1 was the flat layout of early development builds: top-level
 // buckets meta (key "version" = "1"), audit (keys are the 8-byte sequence,
 // values the legacy record JSON) and hosts. Open migrates older files forward
 // with the ordered migrations in migrate.go, each in one transaction; a file

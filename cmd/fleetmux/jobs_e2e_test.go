@@ -155,7 +155,17 @@ func TestJobsEndToEnd(t *testing.T) {
 
 	// cancel_job on sleep 1000: C-c.
 	idC, _ := c.detach(pane, "sleep 1000")
-	time.Sleep(500 * time.Millisecond) // sleep has started
+	// C-c must find sleep running (a C-c that reaches the subshell before
+	// it started sleep waits for sleep to end; SIGTERM then does the work).
+	// The "remote" host is this machine: ps sees the pane's terminal.
+	var pi mcp.PaneInfo
+	decodeInto(t, c.ok("get_pane_info", map[string]any{"host": "dev-1", "pane_id": pane}), &pi)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		out, _ := exec.Command("ps", "-o", "comm=", "-t", *pi.PaneTty).Output()
+		if strings.Contains(string(out), "sleep") || time.Now().After(deadline) {
+			break
+		}
+	}
 	var cr mcp.CancelJobResult
 	decodeInto(t, c.ok("cancel_job", map[string]any{"job_id": idC}), &cr)
 	wantExit(t, "cancelled", cr.Job, 130)
