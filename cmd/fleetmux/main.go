@@ -457,7 +457,8 @@ holds. LIBTMUX_SAFETY selects the tiers: readonly (also --read-only),
 mutating (the default: all but the 5 destructive tools, 51) or destructive
 (all 56). --toolsets (or FLEETMUX_TOOLSETS) shows only the tools of the
 toolsets it names, to fit clients that cap the number of tools (Cursor: 40).
-Fleet mode (--hosts) adds list_hosts and a "host" argument to every tool.
+Fleet mode (--hosts) adds list_hosts and a "host" argument to every tool;
+fleet mode or --extensions adds get_job, list_jobs and cancel_job.
 Listing records nothing and does not open the state file.
 
   --json
