@@ -411,6 +411,9 @@ func outcomeText(tool string, o HostOutcome) (head, body string) {
 		if r.TimedOut {
 			head = "timed out"
 		}
+		if r.Pending && r.JobID != nil { // each host's job has its own id
+			head = "running on as job " + *r.JobID
+		}
 		lines := r.Output
 		// The shell's prompt after the command is on screen or not yet,
 		// by a few milliseconds: it does not tell hosts apart.

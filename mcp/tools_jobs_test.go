@@ -463,3 +463,55 @@ func TestParseJobStatus(t *testing.T) {
 		}
 	}
 }
+
+// A fan-out run_command with detach starts one job per host; each host's
+// audit record names its own job, the fan-out call's record all of them.
+func TestJobsFanout(t *testing.T) {
+	aud := &recordingAuditor{}
+	e, _ := newFleetEnv(t, withAuditor(aud))
+	e.ok("create_session", map[string]any{"host": "dev-1,dev-2", "session_name": "jobs"}, nil)
+	var out struct {
+		Hosts []struct {
+			Host    string           `json:"host"`
+			Outcome string           `json:"outcome"`
+			Result  RunCommandResult `json:"result"`
+		} `json:"hosts"`
+	}
+	txt := e.ok("run_command", map[string]any{"host": "dev-*", "session_name": "jobs", "command": "sleep 0.3; exit 2", "detach": true}, &out)
+	if len(out.Hosts) != 2 || !strings.Contains(txt, "running on as job ") {
+		t.Fatalf("fan-out detach: %+v\n%s", out, txt)
+	}
+	jobs := map[string]string{}
+	for _, h := range out.Hosts {
+		r := h.Result
+		if h.Outcome != "ok" || r.JobID == nil || !r.Pending || r.Host == nil || *r.Host != h.Host {
+			t.Fatalf("host %s: %+v", h.Host, h)
+		}
+		jobs[h.Host] = *r.JobID
+	}
+	for host, id := range jobs {
+		info := e.jobUntil(id, nil)
+		if info.Host != host || info.Status != JobExited || info.ExitStatus == nil || *info.ExitStatus != 2 {
+			t.Fatalf("job on %s: %+v", host, info)
+		}
+	}
+	var list []JobInfo
+	e.result("list_jobs", map[string]any{"host": "dev-1"}, &list)
+	if len(list) != 1 || list[0].JobID != jobs["dev-1"] {
+		t.Fatalf("list_jobs dev-1: %+v", list)
+	}
+	var fanoutRecord string
+	for _, ev := range aud.events() {
+		switch {
+		case ev.Tool == "run_command" && ev.Parent != "":
+			if ev.Job != jobs[ev.Host] {
+				t.Errorf("record of %s names job %q, want %q", ev.Host, ev.Job, jobs[ev.Host])
+			}
+		case ev.Tool == "run_command":
+			fanoutRecord = ev.Job
+		}
+	}
+	if ids := strings.Split(fanoutRecord, ","); len(ids) != 2 || !slices.Contains(ids, jobs["dev-1"]) || !slices.Contains(ids, jobs["dev-2"]) {
+		t.Errorf("fan-out record names jobs %q", fanoutRecord)
+	}
+}
