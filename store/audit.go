@@ -97,6 +97,14 @@ func (s *Store) Query(ctx context.Context, q Query) ([]Record, error) {
 	if q.Limit < 0 {
 		return nil, fmt.Errorf("store: negative query limit %d", q.Limit)
 	}
+	// The journals are read before the state file: a record a writer
+	// folds in between is then found in the state file (read the other
+	// way round, a fold committed after the state file was read and
+	// truncated before the journal was read hides it).
+	var unfolded []Record
+	if q.AfterSeq == 0 {
+		unfolded = s.journalRecords(q)
+	}
 	var lo, hi []byte
 	if !q.Since.IsZero() {
 		lo = auditKey(q.Since, 0)
@@ -146,7 +154,7 @@ func (s *Store) Query(ctx context.Context, q Query) ([]Record, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.withJournals(q, out), nil
+	return withJournals(q, out, unfolded), nil
 }
 
 func decodeRecord(k, v []byte) Record {

@@ -410,15 +410,13 @@ func (s *Store) journalRecords(q Query) []Record {
 	return out
 }
 
-// withJournals merges the unfolded journal records q matches into the
-// records Query read from the state file (a record in both counts once),
-// in time order, keeping the newest q.Limit when a limit is set.
-func (s *Store) withJournals(q Query, out []Record) []Record {
-	if q.AfterSeq > 0 {
-		return out // following by sequence number: folded records only
-	}
-	extra := s.journalRecords(q)
-	if len(extra) == 0 {
+// withJournals merges the unfolded journal records q matches (extra, read
+// before the state file) into the records Query read from the state file
+// (a record in both counts once), in time order, keeping the newest
+// q.Limit when a limit is set. With q.AfterSeq (following by sequence
+// number) only folded records count.
+func withJournals(q Query, out, extra []Record) []Record {
+	if q.AfterSeq > 0 || len(extra) == 0 {
 		return out
 	}
 	seen := map[string]bool{}
