@@ -211,21 +211,56 @@ func (j *Journal) fold() error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	j.pending = j.pending[len(batch):]
-	if err := j.f.Truncate(0); err != nil {
-		return fmt.Errorf("store: truncate journal: %w", err)
+	if len(j.pending) == 0 {
+		// Everything in the file is committed: a reader finds each
+		// record in the file or, after this, in the state file.
+		if err := j.f.Truncate(0); err != nil {
+			return fmt.Errorf("store: truncate journal: %w", err)
+		}
+		return nil
 	}
-	// Records written while the batch was committed stay in the file.
+	// Records were written while the batch was committed: the journal is
+	// replaced, by a rename, with a file holding only them, so that no
+	// reader ever sees a journal without them.
+	if err := j.replace(); err != nil {
+		return fmt.Errorf("store: rewrite journal: %w", err)
+	}
+	return nil
+}
+
+// replace swaps the journal file for a new one holding only the pending
+// records (called with j.mu held): written and locked under a name
+// journalPaths does not list, then renamed over the journal.
+func (j *Journal) replace() error {
 	var rest bytes.Buffer
 	for _, e := range j.pending {
 		rest.Write(e.val)
 		rest.WriteByte('\n')
 	}
-	if rest.Len() > 0 {
-		if _, err := j.f.Write(rest.Bytes()); err != nil {
-			return fmt.Errorf("store: rewrite journal: %w", err)
-		}
+	dir, base := filepath.Split(j.path)
+	tmp := filepath.Join(dir, "."+base+".new")
+	_ = os.Remove(tmp) // left by a replace that failed half-way
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
+	if err != nil {
+		return err
 	}
-	return nil
+	fail := func(err error) error {
+		_ = f.Close()
+		_ = os.Remove(tmp)
+		return err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		return fail(err)
+	}
+	if _, err := f.Write(rest.Bytes()); err != nil {
+		return fail(err)
+	}
+	if err := os.Rename(tmp, j.path); err != nil {
+		return fail(err)
+	}
+	old := j.f
+	j.f = f
+	return old.Close()
 }
 
 func newJID() string {
