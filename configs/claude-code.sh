@@ -28,10 +28,10 @@ for var in LIBTMUX_SAFETY LIBTMUX_SOCKET LIBTMUX_SOCKET_PATH LIBTMUX_TMUX_BIN \
 done
 
 # Local mode (the drop-in for libtmux-mcp), in the user scope.
-claude mcp add --scope user tmux "$@" -- "$bin"
-echo "registered $bin as MCP server \"tmux\" for your user; check with: claude mcp list" >&2
+claude mcp add --scope user fleetmux "$@" -- "$bin"
+echo "registered $bin as MCP server \"fleetmux\" for your user; check with: claude mcp list" >&2
 
 # Fleet mode: the Host aliases of ~/.ssh/config that match dev-* (see
 # configs/README.md). The agent socket path is stored as it is now, so use a
 # stable one (for example the systemd user agent socket).
-# claude mcp add --scope user tmux-fleet -e FLEETMUX_HOSTS='dev-*' -e SSH_AUTH_SOCK="$SSH_AUTH_SOCK" -- "$bin"
+# claude mcp add --scope user fleetmux-fleet -e FLEETMUX_HOSTS='dev-*' -e SSH_AUTH_SOCK="$SSH_AUTH_SOCK" -- "$bin"

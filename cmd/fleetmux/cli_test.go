@@ -580,9 +580,9 @@ func TestInstallAndRegisterCommands(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: claude was not run: %v", c.name, err)
 		}
-		want := []string{"mcp", "add", "--scope", "user", "tmux", "--", filepath.Join(gobin, "fleetmux")}
+		want := []string{"mcp", "add", "--scope", "user", "fleetmux", "--", filepath.Join(gobin, "fleetmux")}
 		if c.name != "README" {
-			want = []string{"mcp", "add", "--scope", "user", "tmux", "-e", `LIBTMUX_SOCKET=work "a" $b`, "--", filepath.Join(gobin, "fleetmux")}
+			want = []string{"mcp", "add", "--scope", "user", "fleetmux", "-e", `LIBTMUX_SOCKET=work "a" $b`, "--", filepath.Join(gobin, "fleetmux")}
 		}
 		if args := strings.Split(strings.TrimSpace(string(got)), "\n"); !slices.Equal(args, want) {
 			t.Errorf("%s: claude %q, want %q", c.name, args, want)

@@ -217,7 +217,7 @@ func TestRealClients(t *testing.T) {
 		if err := json.Unmarshal([]byte(strings.ReplaceAll(string(data), configPlaceholder, binPath)), &doc); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		entry := doc["mcpServers"].(map[string]any)["tmux"].(map[string]any)
+		entry := doc["mcpServers"].(map[string]any)["fleetmux"].(map[string]any)
 		entry["env"].(map[string]any)["LIBTMUX_SOCKET"] = sock
 		return doc
 	}
@@ -232,12 +232,12 @@ func TestRealClients(t *testing.T) {
 		}
 		// Registered for the user: another directory sees it, connected.
 		out, err := run(elsewhere, "claude", "mcp", "list")
-		if err != nil || !regexp.MustCompile(`(?m)^tmux: `+regexp.QuoteMeta(binPath)+` .*Connected`).MatchString(out) {
+		if err != nil || !regexp.MustCompile(`(?m)^fleetmux: `+regexp.QuoteMeta(binPath)+` .*Connected`).MatchString(out) {
 			t.Fatalf("claude mcp list from another directory: %v\n%s", err, out)
 		}
-		out, err = run(elsewhere, "claude", "mcp", "get", "tmux")
+		out, err = run(elsewhere, "claude", "mcp", "get", "fleetmux")
 		if err != nil || !strings.Contains(out, "User config") || !strings.Contains(out, "LIBTMUX_SOCKET="+sock) {
-			t.Errorf("claude mcp get tmux: not in the user scope with the socket in its env: %v\n%s", err, out)
+			t.Errorf("claude mcp get fleetmux: not in the user scope with the socket in its env: %v\n%s", err, out)
 		}
 	})
 
@@ -254,7 +254,7 @@ func TestRealClients(t *testing.T) {
 		}
 		writeJSON(filepath.Join(home, ".gemini", "trustedFolders.json"), map[string]string{proj: "TRUST_FOLDER"})
 		out, err = run(proj, "gemini", "mcp", "list")
-		if err != nil || !regexp.MustCompile(`tmux: `+regexp.QuoteMeta(binPath)+` .*Connected`).MatchString(out) {
+		if err != nil || !regexp.MustCompile(`fleetmux: `+regexp.QuoteMeta(binPath)+` .*Connected`).MatchString(out) {
 			t.Fatalf("gemini mcp list in a trusted folder: %v\n%s", err, out)
 		}
 	})
@@ -264,7 +264,7 @@ func TestRealClients(t *testing.T) {
 		// Inspector reads with --config.
 		cfg := filepath.Join(home, "claude_desktop_config.json")
 		writeJSON(cfg, shipped("claude-desktop.json"))
-		out, err := run(elsewhere, "mcp-inspector", "--cli", "--config", cfg, "--server", "tmux", "--method", "tools/list", "--strict")
+		out, err := run(elsewhere, "mcp-inspector", "--cli", "--config", cfg, "--server", "fleetmux", "--method", "tools/list", "--strict")
 		if err != nil {
 			var ee *exec.ExitError
 			if errors.As(err, &ee) && ee.ExitCode() == 6 {
@@ -292,7 +292,7 @@ func TestRealClients(t *testing.T) {
 		if err != nil {
 			t.Fatalf("doctor: %v\n%s", err, out)
 		}
-		for _, want := range []string{`OK    client Claude Code (~/.claude.json) "tmux" [user scope]`, `OK    client Gemini CLI (~/.gemini/settings.json) "tmux"`} {
+		for _, want := range []string{`OK    client Claude Code (~/.claude.json) "fleetmux" [user scope]`, `OK    client Gemini CLI (~/.gemini/settings.json) "fleetmux"`} {
 			if !strings.Contains(out, want) {
 				t.Errorf("doctor lacks %q:\n%s", want, out)
 			}

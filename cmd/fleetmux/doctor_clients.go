@@ -275,7 +275,7 @@ func checkClients(env doctorEnv) []doctorCheck {
 		if len(ours) == 0 {
 			fix := "add the entry of configs/" + configFileFor(f.client) + " with the absolute path " + orText(self, "of fleetmux")
 			if f.client == "Claude Code" {
-				fix = "claude mcp add --scope user tmux -- " + orText(self, "/absolute/path/to/fleetmux")
+				fix = "claude mcp add --scope user fleetmux -- " + orText(self, "/absolute/path/to/fleetmux")
 			}
 			checks = append(checks, doctorCheck{Check: name, Status: statusWarn, Detail: "fleetmux is not registered here", Fix: fix})
 			continue

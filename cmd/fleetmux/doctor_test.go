@@ -105,7 +105,7 @@ func TestDoctorClientConfigs(t *testing.T) {
 			status: statusWarn, want: []string{"registered for one directory only"}, fix: "claude mcp add --scope user tmux -- @BIN"},
 		{name: "claude code without fleetmux",
 			files: map[string]string{".claude.json": `{"mcpServers": {"tmux": {"command": "uvx", "args": ["libtmux-mcp"]}}}`},
-			check: "client Claude Code (~/.claude.json)", status: statusWarn, want: []string{"fleetmux is not registered here"}, fix: "claude mcp add --scope user tmux"},
+			check: "client Claude Code (~/.claude.json)", status: statusWarn, want: []string{"fleetmux is not registered here"}, fix: "claude mcp add --scope user fleetmux"},
 		{name: "claude code project .mcp.json",
 			files: map[string]string{"proj/.mcp.json": `{"mcpServers": {"tmux": ` + entry("@BIN", nil, map[string]string{sock: "@SOCK"}) + `}}`},
 			check: "client Claude Code (~/proj/.mcp.json) \"tmux\" [project scope]", status: statusOK},

@@ -68,7 +68,7 @@ Usage:
 
 Serving speaks MCP on stdin/stdout; logs go to stderr. It is meant to be
 started by an MCP client, e.g.:
-  claude mcp add --scope user tmux -- /absolute/path/to/fleetmux
+  claude mcp add --scope user fleetmux -- /absolute/path/to/fleetmux
 
 Local mode is a drop-in replacement for libtmux-mcp 0.1.0a20: same tools,
 schemas, results, errors and environment variables (LIBTMUX_SAFETY,
