@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"testing"
+
+	"github.com/fleetmux/fleetmux/tmux/tmuxtest"
 )
 
 // argvHelperEnv makes the test binary print its own arguments, one per line
@@ -19,5 +21,7 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	tmuxtest.SweepSockets(os.Getpid())
+	os.Exit(code)
 }

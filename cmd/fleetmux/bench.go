@@ -304,7 +304,17 @@ func (p benchPath) measure(ctx context.Context, socket string, n int) ([]benchRo
 	}
 	defer func() {
 		for _, h := range hosts {
+			// tmux leaves its socket file behind: remove this machine's.
+			var sock string
+			if h == mcp.LocalHost {
+				if out, _, err := call("display_message", map[string]any{"format_string": "#{socket_path}"}, h); err == nil {
+					sock, _ = out["result"].(string)
+				}
+			}
 			_, _, _ = call("kill_server", nil, h)
+			if strings.HasPrefix(filepath.Base(sock), "fleetmux-bench-") {
+				_ = os.Remove(sock)
+			}
 		}
 	}()
 	type step struct {
