@@ -85,31 +85,15 @@ func (p sessionPlan) judge(s *Server, replies []Reply) (sess Attrs, retry bool, 
 // listing decides a lookup error, so a missing session is reported the
 // same way whichever path ran.
 func (s *Server) NewWindowIn(ctx context.Context, ref SessionRef, nw NewWindow) (Attrs, Attrs, error) {
-	plan, err := s.planSession(ctx, ref)
+	sess, replies, err := s.SessionAct(ctx, ref, func(target string) []Cmd {
+		nw.Session = target
+		return []Cmd{nw.Cmd(), windowListing}
+	})
 	if err != nil {
 		return nil, nil, err
 	}
-	nw.Session = plan.target
-	replies, err := s.newWindowReplies(ctx, plan.pre, nw)
-	if err != nil {
-		return nil, nil, err
-	}
-	sess, retry, err := plan.judge(s, replies)
-	if err != nil {
-		return nil, nil, err
-	}
-	if retry {
-		id := sess["session_id"]
-		return s.NewWindowIn(ctx, SessionRef{ID: &id}, nw)
-	}
-	w, err := s.createdWindow(ctx, replies[len(plan.pre):])
+	w, err := s.createdWindow(ctx, replies)
 	return sess, w, err
-}
-
-// newWindowReplies sends pre, new-window and the window listing as one
-// request.
-func (s *Server) newWindowReplies(ctx context.Context, pre []Cmd, nw NewWindow) ([]Reply, error) {
-	return s.Batch(ctx, append(pre, nw.Cmd(), windowListing)...)
 }
 
 var windowListing = cmd("list-windows", "-a", "-F", Format(WindowFields))

@@ -421,6 +421,11 @@ func pickWindowRow(match []Attrs) Attrs {
 // (list-panes -t <id>: the pane's window in the session tmux picks).
 func (s *Server) RefreshPane(ctx context.Context, id string) (Attrs, error) {
 	rows, err := s.Panes(ctx, PanesWindow, id)
+	return pickRefreshedPane(id, rows, err)
+}
+
+// pickRefreshedPane judges RefreshPane's listing of id.
+func pickRefreshedPane(id string, rows []Attrs, err error) (Attrs, error) {
 	if err != nil && !targetMissing(err) {
 		return nil, err
 	}
@@ -512,15 +517,7 @@ func (s *Server) PaneChange(ctx context.Context, t PaneTarget, act func(paneID s
 		return nil, err
 	}
 	rows, err := s.rowsOf(refreshPaneCmd(id), replies[len(replies)-1], PaneFields)
-	if err != nil && !targetMissing(err) {
-		return nil, err
-	}
-	for _, r := range rows {
-		if r["pane_id"] == id {
-			return r, nil
-		}
-	}
-	return nil, &NotFoundError{Key: "pane_id", ID: id, ListCmd: "list-panes", Extra: pyTuple("-t", id)}
+	return pickRefreshedPane(id, rows, err)
 }
 
 // WindowChange is PaneChange for the window named by id: act's commands,
