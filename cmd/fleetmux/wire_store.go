@@ -178,26 +178,8 @@ func (s storeJobs) UpdateJob(ctx context.Context, id string, fn func(j *mcp.Job)
 	return fromStoreJob(j), changed, err
 }
 
-func toStoreJob(j mcp.Job) store.Job {
-	return store.Job{
-		ID: j.ID, Host: j.Host, PaneID: j.PaneID,
-		SocketName: j.SocketName, SocketPath: j.SocketPath, TmuxBin: j.TmuxBin,
-		ServerPID: j.ServerPID, PanePID: j.PanePID, StartRow: j.StartRow,
-		StatusOption: j.StatusOption, PaneOption: j.PaneOption,
-		CommandLen: j.CommandLen, CommandSHA256: j.CommandSHA256, Origin: j.Origin,
-		Started: j.Started, Ended: j.Ended, State: j.State, ExitStatus: j.ExitStatus,
-		PID: j.PID, SessionID: j.SessionID, Client: j.Client,
-	}
-}
+// toStoreJob and fromStoreJob convert between the two packages' job
+// records, which have the same fields (mcp does not import store).
+func toStoreJob(j mcp.Job) store.Job { return store.Job(j) }
 
-func fromStoreJob(j store.Job) mcp.Job {
-	return mcp.Job{
-		ID: j.ID, Host: j.Host, PaneID: j.PaneID,
-		SocketName: j.SocketName, SocketPath: j.SocketPath, TmuxBin: j.TmuxBin,
-		ServerPID: j.ServerPID, PanePID: j.PanePID, StartRow: j.StartRow,
-		StatusOption: j.StatusOption, PaneOption: j.PaneOption,
-		CommandLen: j.CommandLen, CommandSHA256: j.CommandSHA256, Origin: j.Origin,
-		Started: j.Started, Ended: j.Ended, State: j.State, ExitStatus: j.ExitStatus,
-		PID: j.PID, SessionID: j.SessionID, Client: j.Client,
-	}
-}
+func fromStoreJob(j store.Job) mcp.Job { return mcp.Job(j) }
