@@ -154,23 +154,29 @@ func (r *paneReader) quickCmds(cur *sinceCursor) []tmux.Cmd {
 // (the pane changed between the two state reads, the history may have
 // been trimmed): the step-by-step reads take over.
 func (r *paneReader) quick(ctx context.Context, cur *sinceCursor, replies []tmux.Reply) (read paneRead, done bool, err error) {
-	lines := func(rep tmux.Reply) []string {
-		if rep.Lines == nil {
-			return []string{}
-		}
-		return rep.Lines
-	}
+	limit := 0
 	if cur != nil {
-		limit, err := parseLimit(replies[0].Lines)
-		if err != nil {
+		if limit, err = parseLimit(replies[0].Lines); err != nil {
 			return read, false, err
 		}
 		replies = replies[1:]
-		before, err := paneStateOf(replies[0].Lines, nil)
-		if err != nil {
+	}
+	before, err := paneStateOf(replies[0].Lines, nil)
+	if err != nil {
+		return read, false, err
+	}
+	rows := replies[1].Lines
+	if rows == nil {
+		rows = []string{}
+	}
+	pid := before.PanePid
+	if cur == nil {
+		if err := r.deadFirstRead(before); err != nil {
 			return read, false, err
 		}
-		if err := lifecycleChanged(r.paneID, before, cur.PanePid); err != nil {
+	} else {
+		pid = cur.PanePid
+		if err := lifecycleChanged(r.paneID, before, pid); err != nil {
 			return read, false, err
 		}
 		if anchorLost(cur, before) {
@@ -180,40 +186,24 @@ func (r *paneReader) quick(ctx context.Context, cur *sinceCursor, replies []tmux
 		if historyTrimRisk(cur, before, limit) {
 			return read, false, nil
 		}
-		after, err := paneStateOf(replies[3].Lines, nil)
-		if err != nil {
-			return read, false, err
-		}
-		if err := lifecycleChanged(r.paneID, after, cur.PanePid); err != nil {
-			return read, false, err
-		}
-		if before != after {
-			return read, false, nil
-		}
-		rows := lines(replies[1])
 		if cur.AnchorAbs-before.HistorySize >= before.PaneHeight {
 			rows = []string{}
 		}
-		return paneRead{state: after, cursorRows: cursorRowsOf(after, replies[2]), lines: dropSeenRows(rows, cur)}, true, nil
-	}
-	before, err := paneStateOf(replies[0].Lines, nil)
-	if err != nil {
-		return read, false, err
-	}
-	if err := r.deadFirstRead(before); err != nil {
-		return read, false, err
 	}
 	after, err := paneStateOf(replies[3].Lines, nil)
 	if err != nil {
 		return read, false, err
 	}
-	if err := lifecycleChanged(r.paneID, after, before.PanePid); err != nil {
+	if err := lifecycleChanged(r.paneID, after, pid); err != nil {
 		return read, false, err
 	}
 	if before != after {
 		return read, false, nil
 	}
-	return paneRead{state: after, cursorRows: cursorRowsOf(after, replies[2]), lines: lines(replies[1])}, true, nil
+	if cur != nil {
+		rows = dropSeenRows(rows, cur)
+	}
+	return paneRead{state: after, cursorRows: cursorRowsOf(after, replies[2]), lines: rows}, true, nil
 }
 
 // cursorRowsOf is cursorRows read from a reply: none when the cursor is
