@@ -91,12 +91,7 @@ func (s *Server) invoke(ctx context.Context, req *sdk.CallToolRequest, t *tool, 
 
 // attempt is the safety gate, argument validation and the tool itself.
 func (s *Server) attempt(ctx context.Context, req *sdk.CallToolRequest, t *tool, raw map[string]any, host, parent string) (out any, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			s.log.Error("tool panicked", "tool", t.spec.Name, "panic", fmt.Sprint(r))
-			out, err = nil, unexpected("RuntimeError", fmt.Errorf("internal error in %s: %v", t.spec.Name, r))
-		}
-	}()
+	defer s.recoverTool(t, &out, &err)
 	if t.tier > s.opts.Settings.Safety {
 		return nil, refusedf("Tool '%s' is not available at the current safety level. Set LIBTMUX_SAFETY=destructive to enable destructive tools.", t.spec.Name)
 	}
@@ -189,7 +184,7 @@ func (s *Server) fanOut(ctx context.Context, req *sdk.CallToolRequest, t *tool, 
 			}
 			a["host"] = h
 			c := &Call{s: s, tool: t, Args: a, Host: h, req: req, parent: parent}
-			out, err := t.run(ctx, c)
+			out, err := s.runGuarded(ctx, t, c)
 			results[i] = res{out, err}
 		}()
 	}

@@ -330,15 +330,20 @@ func (s *Server) runOnHost(ctx context.Context, req *sdk.CallToolRequest, t *too
 	return o
 }
 
-// runGuarded runs the tool, turning a panic into an error as attempt does.
+// runGuarded runs the tool on one host of a fan-out, in a goroutine of
+// its own, where attempt's recovery does not reach: a panic becomes the
+// host's error instead of ending the process.
 func (s *Server) runGuarded(ctx context.Context, t *tool, c *Call) (out any, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			s.log.Error("tool panicked", "tool", t.spec.Name, "host", c.Host, "panic", fmt.Sprint(r))
-			out, err = nil, unexpected("RuntimeError", fmt.Errorf("internal error in %s: %v", t.spec.Name, r))
-		}
-	}()
+	defer s.recoverTool(t, &out, &err)
 	return t.run(ctx, c)
+}
+
+// recoverTool, deferred, turns a panic of tool t into its error result.
+func (s *Server) recoverTool(t *tool, out *any, err *error) {
+	if r := recover(); r != nil {
+		s.log.Error("tool panicked", "tool", t.spec.Name, "panic", fmt.Sprint(r))
+		*out, *err = nil, unexpected("RuntimeError", fmt.Errorf("internal error in %s: %v", t.spec.Name, r))
+	}
 }
 
 // groupedText is a fan-out action's text: a summary line, then one block
