@@ -615,12 +615,8 @@ func (s *Server) SplitPane(ctx context.Context, t PaneTarget, resolved bool, sp 
 	}
 	id := replies[0].Lines[0]
 	rows, err := s.rowsOf(refreshPaneCmd(sp.Target), replies[1], PaneFields)
-	if err == nil {
-		for _, r := range rows {
-			if r["pane_id"] == id {
-				return r, nil
-			}
-		}
+	if p, err := pickRefreshedPane(id, rows, err); err == nil {
+		return p, nil
 	}
 	return s.RefreshPane(ctx, id)
 }
