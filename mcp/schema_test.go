@@ -186,7 +186,13 @@ func TestToolsGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const path = "testdata/tools.golden.json"
+	checkGolden(t, "testdata/tools.golden.json", "TestToolsGolden", "tools/list", got)
+}
+
+// checkGolden compares got with the golden file at path (rewritten with
+// -update); test names the test that -update must run.
+func checkGolden(t *testing.T, path, test, what string, got []byte) {
+	t.Helper()
 	if *update {
 		if err := os.WriteFile(path, append(got, '\n'), 0o644); err != nil {
 			t.Fatal(err)
@@ -195,10 +201,10 @@ func TestToolsGolden(t *testing.T) {
 	}
 	want, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatalf("%v (run go test ./mcp -run TestToolsGolden -update)", err)
+		t.Fatalf("%v (run go test ./mcp -run %s -update)", err, test)
 	}
 	if string(want) != string(got)+"\n" {
-		t.Fatalf("tools/list drifted from %s; if intended, run go test ./mcp -run TestToolsGolden -update", path)
+		t.Fatalf("%s drifted from %s; if intended, run go test ./mcp -run %s -update", what, path, test)
 	}
 }
 

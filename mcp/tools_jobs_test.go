@@ -3,7 +3,6 @@ package mcp
 import (
 	"context"
 	"encoding/json"
-	"os"
 	"os/exec"
 	"slices"
 	"strings"
@@ -421,20 +420,7 @@ func TestToolsGoldenExtensions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const path = "testdata/tools_extensions.golden.json"
-	if *update {
-		if err := os.WriteFile(path, append(got, '\n'), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./mcp -run TestToolsGoldenExtensions -update)", err)
-	}
-	if string(want) != string(got)+"\n" {
-		t.Fatalf("tools/list with extensions drifted from %s; if intended, run go test ./mcp -run TestToolsGoldenExtensions -update", path)
-	}
+	checkGolden(t, "testdata/tools_extensions.golden.json", "TestToolsGoldenExtensions", "tools/list with extensions", got)
 }
 
 func TestParseJobStatus(t *testing.T) {
