@@ -34,7 +34,7 @@ go vet ./...
 echo "== staticcheck" >&2
 staticcheck="$(go env GOPATH)/bin/staticcheck"
 if ! [ -x "$staticcheck" ]; then
-  go install honnef.co/go/tools/cmd/staticcheck@2026.2.2
+  go install honnef.co/go/tools/cmd/staticcheck@v0.8.2
 fi
 "$staticcheck" ./...
 echo "== go test -race" >&2
