@@ -173,6 +173,13 @@ func (s *SSH) spawn(f func()) bool {
 	return true
 }
 
+// isClosed reports whether Close has been called.
+func (s *SSH) isClosed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
+}
+
 // Run implements Runner. The argv is quoted with QuoteArgv; argv[0] is the
 // remote binary (looked up on the remote PATH). Exit status 127 (the remote
 // shell could not find argv[0]) is reported as an error wrapping

@@ -250,7 +250,16 @@ func (c *sshConn) openChannel(ctx context.Context) (ssh.Channel, <-chan *ssh.Req
 	}
 	out := make(chan result)
 	abandon := make(chan struct{})
-	if !c.s.spawn(func() {
+	if c.s.isClosed() {
+		return nil, nil, ErrClosed
+	}
+	// Not spawned with c.s.spawn, so Close does not wait for it:
+	// x/crypto's OpenChannel can block forever when the connection's
+	// reader has already ended (its channel list was dropped before this
+	// channel joined it, so nothing ever answers or closes it). Seen in
+	// TestSoak: SSH.Close waited 13 minutes. The goroutine ends as soon as
+	// OpenChannel returns; abandon lets it end without a receiver.
+	go func() {
 		ch, reqs, err := c.client.OpenChannel("session", nil)
 		select {
 		case out <- result{ch, reqs, err}:
@@ -260,15 +269,16 @@ func (c *sshConn) openChannel(ctx context.Context) (ssh.Channel, <-chan *ssh.Req
 				go ssh.DiscardRequests(reqs)
 			}
 		}
-	}) {
-		return nil, nil, ErrClosed
-	}
+	}()
 	select {
 	case r := <-out:
 		return r.ch, r.reqs, r.err
 	case <-ctx.Done():
 		close(abandon)
 		return nil, nil, ctx.Err()
+	case <-c.done:
+		close(abandon)
+		return nil, nil, c.deadErr()
 	}
 }
 
