@@ -369,3 +369,78 @@ func TestTokenFile(t *testing.T) {
 		t.Error("a directory was accepted as token file")
 	}
 }
+
+// TestServeTokenFileUnsafe: `fleetmux serve --http` refuses, at once and
+// with a message naming the file, a token file that is a FIFO (it used to
+// wait for a writer forever), a symbolic link (to a good token file, or
+// dangling: nothing is created through it), or that sits in a directory
+// other users can write to.
+func TestServeTokenFileUnsafe(t *testing.T) {
+	const token = "fmtest-tok-0123456789abcdef"
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good")
+	if err := os.WriteFile(good, []byte(token+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link")
+	if err := os.Symlink(good, link); err != nil {
+		t.Fatal(err)
+	}
+	dangling := filepath.Join(dir, "dangling")
+	target := filepath.Join(dir, "created-through-link")
+	if err := os.Symlink(target, dangling); err != nil {
+		t.Fatal(err)
+	}
+	open := filepath.Join(dir, "open")
+	if err := os.Mkdir(open, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(open, 0o777)
+	inOpen := filepath.Join(open, "tok")
+	if err := os.WriteFile(inOpen, []byte(token+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name, path, want string
+	}{
+		{"fifo", fifo, "not a regular file (a FIFO)"},
+		{"symlink", link, "symbolic link"},
+		{"dangling symlink", dangling, "symbolic link"},
+		{"world-writable directory", inOpen, "other users can write to it"},
+		{"world-writable directory, new file", filepath.Join(open, "new"), "other users can write to it"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, binPath, "serve", "--http", "127.0.0.1:0", "--no-audit", "--token-file", tt.path)
+			cmd.Env = append(os.Environ(), "TMUX=", "TMUX_PANE=", "FLEETMUX_HOSTS=", "LIBTMUX_SOCKET=fleetmux-test-http-none")
+			out, err := cmd.CombinedOutput()
+			if ctx.Err() != nil {
+				t.Fatalf("serve did not give up on %s (still waiting after 30 s): %s", tt.path, out)
+			}
+			if cmd.ProcessState.ExitCode() != 1 || !strings.Contains(string(out), tt.path) || !strings.Contains(string(out), tt.want) {
+				t.Fatalf("exit %v, output %q; want exit 1 and a line naming %s and %q", err, out, tt.path, tt.want)
+			}
+			if strings.Contains(string(out), "serving MCP") || strings.Contains(string(out), token) {
+				t.Fatalf("served, or showed the token: %s", out)
+			}
+		})
+	}
+	if _, err := os.Lstat(target); err == nil {
+		t.Error("a dangling link's target was created")
+	}
+	// A sticky world-writable directory (like /tmp) is fine: others cannot
+	// replace a file of ours there.
+	sticky := filepath.Join(dir, "sticky")
+	if err := os.Mkdir(sticky, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(sticky, os.ModeSticky|0o777)
+	if _, created, err := loadOrCreateToken(filepath.Join(sticky, "tok")); err != nil || !created {
+		t.Errorf("sticky directory: created=%v %v", created, err)
+	}
+}

@@ -281,7 +281,7 @@ func TestStdioBatchOldProtocol(t *testing.T) {
 		}
 		for _, m := range batch {
 			var r struct {
-				ID    json.RawMessage `json:"id"`
+				ID    json.RawMessage     `json:"id"`
 				Error *struct{ Code int } `json:"error"`
 			}
 			_ = json.Unmarshal(m, &r)
