@@ -1,14 +1,18 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/json"
+	"errors"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -29,7 +33,25 @@ type HTTPOptions struct {
 	// SessionIdle closes an MCP session that has sent no request for this
 	// long (0: never).
 	SessionIdle time.Duration
+	// MaxSessions bounds the MCP sessions open at once (0:
+	// DefaultMaxSessions; the daemon has one token, so this is the cap per
+	// token). When it is reached, a new session closes the least recently
+	// used one that has no request or event stream under way; when every
+	// session is busy, it is refused (503 with a JSON-RPC error).
+	MaxSessions int
+	// MaxBatch bounds the messages of one POSTed JSON-RPC batch (0:
+	// DefaultMaxBatch); MaxBodyBytes bounds a request body (0:
+	// DefaultMaxBodyBytes).
+	MaxBatch     int
+	MaxBodyBytes int64
 }
+
+// HTTP limits by default.
+const (
+	DefaultMaxSessions  = 64
+	DefaultMaxBatch     = 32
+	DefaultMaxBodyBytes = 4 << 20
+)
 
 // HTTPHandler serves MCP over streamable HTTP for any number of clients,
 // all on one Server: one tool table, one backend (so one pool of SSH
@@ -48,23 +70,49 @@ type HTTPHandler struct {
 	remote bool
 	log    *slog.Logger
 
-	mu       sync.Mutex
-	draining bool
-	streams  map[*context.CancelFunc]struct{} // open GET (server-sent events) streams
-	closed   bool
+	maxSessions int
+	maxBatch    int
+	maxBody     int64
+
+	mu        sync.Mutex
+	draining  bool
+	streams   map[*context.CancelFunc]struct{} // open GET (server-sent events) streams
+	closed    bool
+	sessions  map[string]*httpSession // sessions this handler opened, by Mcp-Session-Id
+	admitting int                     // session-opening requests under way
+}
+
+// httpSession is what the handler knows of one MCP session.
+type httpSession struct {
+	lastUsed time.Time
+	busy     int // requests and event streams under way
 }
 
 // HTTPHandler returns the streamable HTTP handler of s. Mount it at the
 // MCP endpoint (fleetmux uses /mcp). Drain and Close end it.
 func (s *Server) HTTPHandler(o HTTPOptions) *HTTPHandler {
 	h := &HTTPHandler{
-		s:       s,
-		auth:    o.Token != "",
-		token:   sha256.Sum256([]byte(o.Token)),
-		hosts:   map[string]bool{},
-		remote:  len(o.Hosts) == 0,
-		log:     s.log,
-		streams: map[*context.CancelFunc]struct{}{},
+		s:        s,
+		auth:     o.Token != "",
+		token:    sha256.Sum256([]byte(o.Token)),
+		hosts:    map[string]bool{},
+		remote:   len(o.Hosts) == 0,
+		log:      s.log,
+		streams:  map[*context.CancelFunc]struct{}{},
+		sessions: map[string]*httpSession{},
+
+		maxSessions: o.MaxSessions,
+		maxBatch:    o.MaxBatch,
+		maxBody:     o.MaxBodyBytes,
+	}
+	if h.maxSessions <= 0 {
+		h.maxSessions = DefaultMaxSessions
+	}
+	if h.maxBatch <= 0 {
+		h.maxBatch = DefaultMaxBatch
+	}
+	if h.maxBody <= 0 {
+		h.maxBody = DefaultMaxBodyBytes
 	}
 	for _, v := range o.Hosts {
 		h.hosts[strings.ToLower(v)] = true
@@ -73,19 +121,24 @@ func (s *Server) HTTPHandler(o HTTPOptions) *HTTPHandler {
 	// rebinding check (a loopback connection must name a loopback Host)
 	// stays on; ours is stricter (exact host and port, and Origin).
 	h.sdk = sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.sdk }, &sdk.StreamableHTTPOptions{
-		Logger:         s.log,
-		SessionTimeout: o.SessionIdle,
+		Logger:              s.log,
+		SessionTimeout:      o.SessionIdle,
+		MaxRequestBodyBytes: h.maxBody,
 	})
 	return h
 }
 
-// httpError writes a short JSON-RPC error object (id null) with status.
-// Messages never contain the token.
+// httpError writes a short JSON-RPC error object (id null, code -32000)
+// with status. Messages never contain the token.
 func httpError(w http.ResponseWriter, status int, msg string) {
+	httpRPCError(w, status, -32000, msg)
+}
+
+func httpRPCError(w http.ResponseWriter, status, code int, msg string) {
 	body, _ := json.Marshal(map[string]any{
 		"jsonrpc": "2.0",
 		"id":      nil,
-		"error":   map[string]any{"code": -32000, "message": msg},
+		"error":   map[string]any{"code": code, "message": msg},
 	})
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
@@ -110,6 +163,8 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusUnauthorized, "Unauthorized: send the token of fleetmux serve's --token-file as \"Authorization: Bearer TOKEN\"")
 		return
 	}
+	// Host names are case-insensitive; the SDK's own loopback check is not.
+	r.Host = strings.ToLower(r.Host)
 	if r.Method == http.MethodGet {
 		// A GET holds a server-sent events stream open until the client
 		// leaves; Drain ends it so that shutdown does not wait for it.
@@ -126,12 +181,164 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusServiceUnavailable, "Service Unavailable: fleetmux is shutting down")
 		return
 	}
+	opens := false
+	if r.Method == http.MethodPost {
+		var ok bool
+		if opens, ok = h.readBody(w, r); !ok {
+			return
+		}
+	}
+	sid := r.Header.Get("Mcp-Session-Id")
+	opens = opens && sid == ""
+	if opens {
+		if !h.admit(w) {
+			return
+		}
+	} else if sid != "" {
+		h.use(sid, 1)
+		defer h.use(sid, -1)
+	}
 	h.sdk.ServeHTTP(w, r)
-	if r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" {
-		if id := w.Header().Get("Mcp-Session-Id"); id != "" {
+	if opens {
+		id := w.Header().Get("Mcp-Session-Id")
+		if h.admitted(id) {
 			h.log.Info("http: MCP session opened", "mcp_session_id", id, "remote", r.RemoteAddr)
 		}
 	}
+}
+
+// readBody reads a POST's body, bounded by MaxBodyBytes (413 past it),
+// refuses a batch of more than MaxBatch messages (400), and puts the body
+// back for the SDK. opens reports an initialize request in it.
+func (h *HTTPHandler) readBody(w http.ResponseWriter, r *http.Request) (opens, ok bool) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.maxBody))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			h.log.Warn("http: refused a request body over the limit", "max_bytes", h.maxBody, "remote", r.RemoteAddr)
+			httpRPCError(w, http.StatusRequestEntityTooLarge, -32600, "Invalid Request: the request body exceeds "+strconv.FormatInt(h.maxBody, 10)+" bytes")
+			return false, false
+		}
+		httpError(w, http.StatusBadRequest, "Bad Request: reading the request body failed")
+		return false, false
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	r.ContentLength = int64(len(body))
+	var heads []struct {
+		Method string `json:"method"`
+	}
+	if t := bytes.TrimSpace(body); len(t) > 0 && t[0] == '[' {
+		var elems []json.RawMessage
+		if json.Unmarshal(t, &elems) == nil && len(elems) > h.maxBatch {
+			h.log.Warn("http: refused a JSON-RPC batch over the limit", "messages", len(elems), "max", h.maxBatch, "remote", r.RemoteAddr)
+			httpRPCError(w, http.StatusBadRequest, -32600, "Invalid Request: a batch of "+strconv.Itoa(len(elems))+" messages exceeds the maximum of "+strconv.Itoa(h.maxBatch))
+			return false, false
+		}
+		_ = json.Unmarshal(t, &heads)
+	} else {
+		heads = make([]struct {
+			Method string `json:"method"`
+		}, 1)
+		_ = json.Unmarshal(t, &heads[0])
+	}
+	for _, hd := range heads {
+		if hd.Method == "initialize" {
+			return true, true
+		}
+	}
+	return false, true
+}
+
+// admit makes room for a new session: under MaxSessions it reserves a
+// place; at the cap it closes the least recently used idle session, or
+// answers 503 when every session is busy.
+func (h *HTTPHandler) admit(w http.ResponseWriter) bool {
+	h.mu.Lock()
+	h.pruneLocked()
+	victim := ""
+	if len(h.sessions)+h.admitting >= h.maxSessions {
+		var oldest time.Time
+		for id, st := range h.sessions {
+			if st.busy == 0 && (victim == "" || st.lastUsed.Before(oldest)) {
+				victim, oldest = id, st.lastUsed
+			}
+		}
+		if victim == "" {
+			n := len(h.sessions)
+			h.mu.Unlock()
+			h.log.Warn("http: refused a new MCP session: every open session is busy", "sessions", n, "max", h.maxSessions)
+			w.Header().Set("Retry-After", "5")
+			httpError(w, http.StatusServiceUnavailable, "Service Unavailable: "+strconv.Itoa(n)+" MCP sessions are open (the maximum) and all are busy; end one (DELETE with its Mcp-Session-Id) or retry later")
+			return false
+		}
+		delete(h.sessions, victim)
+	}
+	h.admitting++
+	h.mu.Unlock()
+	if victim != "" {
+		for ss := range h.s.sdk.Sessions() {
+			if ss.ID() == victim {
+				_ = ss.Close()
+				break
+			}
+		}
+		h.log.Info("http: closed the least recently used MCP session to open a new one", "mcp_session_id", victim, "max_sessions", h.maxSessions)
+	}
+	return true
+}
+
+// admitted ends an admission: id is the new session's id ("" when none
+// was opened). It reports whether a session was opened.
+func (h *HTTPHandler) admitted(id string) bool {
+	live := false
+	if id != "" {
+		for ss := range h.s.sdk.Sessions() {
+			if ss.ID() == id {
+				live = true
+				break
+			}
+		}
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.admitting--
+	if live {
+		h.sessions[id] = &httpSession{lastUsed: time.Now()}
+	}
+	return live
+}
+
+// use counts a request (d=1) or its end (d=-1) against a known session.
+func (h *HTTPHandler) use(id string, d int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	st := h.sessions[id]
+	if st == nil {
+		return
+	}
+	st.busy += d
+	st.lastUsed = time.Now()
+}
+
+// pruneLocked forgets sessions the SDK closed (idle timeout, DELETE).
+func (h *HTTPHandler) pruneLocked() {
+	live := map[string]bool{}
+	for ss := range h.s.sdk.Sessions() {
+		live[ss.ID()] = true
+	}
+	for id := range h.sessions {
+		if !live[id] {
+			delete(h.sessions, id)
+		}
+	}
+}
+
+// OpenSessions reports how many MCP sessions the handler holds open.
+func (h *HTTPHandler) OpenSessions() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.pruneLocked()
+	return len(h.sessions)
 }
 
 // hostOK reports whether host is one of the accepted Host values.

@@ -1,14 +1,16 @@
 package mcp
 
 import (
+	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
-	"crypto/sha256"
+	"github.com/fleetmux/fleetmux/mcp/pyfmt"
 )
 
 // minScrubSubstring is the shortest sensitive value replaced wherever it
@@ -31,15 +33,106 @@ func scrubSecrets(args map[string]any, text string) string {
 	if len(vals) == 0 {
 		return text
 	}
-	// Longest first, so a value containing another is replaced whole.
-	sort.Slice(vals, func(i, j int) bool { return len(vals[i]) > len(vals[j]) })
+	// Every form a value may be echoed in, each replaced by the token of
+	// the value it came from; longest first, so a form containing another
+	// is replaced whole.
+	type form struct{ text, token string }
+	var forms []form
+	seen := map[string]bool{}
 	for _, v := range vals {
-		if v == "" || !strings.Contains(text, v) {
-			continue
+		token := ""
+		for _, f := range echoForms(v) {
+			if seen[f] {
+				continue
+			}
+			seen[f] = true
+			if token == "" {
+				token = secretToken(v)
+			}
+			forms = append(forms, form{f, token})
 		}
-		text = replaceSecret(text, v, secretToken(v))
+	}
+	sort.SliceStable(forms, func(i, j int) bool { return len(forms[i].text) > len(forms[j].text) })
+	for _, f := range forms {
+		if strings.Contains(text, f.text) {
+			text = replaceSecret(text, f.text, f.token)
+		}
 	}
 	return text
+}
+
+// maxEchoLines bounds how many lines of one value get forms of their own
+// (a pasted file); the value whole and trimmed is always covered.
+const maxEchoLines = 1000
+
+// echoForms returns the texts under which an error may repeat the value v:
+// v itself; trimmed (tmux's stderr and fleetmux's error texts lose
+// leading and trailing whitespace and newlines); each line, whole and
+// trimmed (an error keeps one line, the log keeps the first); and each of
+// those as Go, JSON and Python quoting and tmux's escaping of control
+// characters print them, without the quotes (an argv or a list of stderr
+// lines in an error), and with non-ASCII shown as '_' (tmux without a
+// UTF-8 locale). Forms that are empty or only whitespace are left out.
+func echoForms(v string) []string {
+	bases := []string{v, pyStrip(v), strings.TrimRight(v, "\r\n")}
+	if strings.ContainsAny(v, "\r\n") {
+		lines := strings.FieldsFunc(v, func(r rune) bool { return r == '\n' || r == '\r' })
+		if len(lines) > maxEchoLines {
+			lines = lines[:maxEchoLines]
+		}
+		for _, l := range lines {
+			bases = append(bases, l, pyStrip(l))
+		}
+	}
+	var out []string
+	add := func(s string) {
+		if strings.TrimFunc(s, pyIsSpace) != "" {
+			out = append(out, s)
+		}
+	}
+	for _, b := range bases {
+		add(b)
+		add(unquote(strconv.Quote(b)))
+		add(unquote(strconv.QuoteToASCII(b)))
+		add(unquote(pyfmt.Repr(b)))
+		add(unquote(pyfmt.JSONQuote(b)))
+		if j, err := pyfmt.MarshalNoEscape(b); err == nil {
+			add(unquote(string(j)))
+		}
+		add(visOctal(b))
+		add(strings.Map(func(r rune) rune {
+			if r > unicode.MaxASCII {
+				return '_'
+			}
+			return r
+		}, b))
+	}
+	return out
+}
+
+// unquote drops the first and last byte of a quoted form.
+func unquote(q string) string {
+	if len(q) < 2 {
+		return q
+	}
+	return q[1 : len(q)-1]
+}
+
+// visOctal writes control characters, DEL and backslash as vis(3) does
+// in tmux's octal style (\001, \177, \\).
+func visOctal(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r == '\\':
+			b.WriteString(`\\`)
+		case r < ' ' || r == 0x7f:
+			fmt.Fprintf(&b, `\%03o`, r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }
 
 func secretToken(v string) string {

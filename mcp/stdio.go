@@ -7,9 +7,11 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"strconv"
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -34,6 +36,11 @@ var tooLongLine = []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"mes
 //
 //   - a line that is not JSON is answered with a -32700 Parse error (id
 //     null) and skipped, instead of ending the session;
+//   - JSON that is not a JSON-RPC 2.0 message ([], 1, "x", null, {},
+//     {"jsonrpc":"1.0",...}, a wrong-typed id or method) is answered with
+//     -32600 Invalid Request (with its id when it has a usable one) and
+//     skipped; batches are handled as the SDK allows them (see
+//     forwardBatch);
 //   - a line over MaxLineLength is answered with -32600 and skipped,
 //     without buffering it;
 //   - after an "initialize" request, nothing more is read until it is
@@ -63,7 +70,8 @@ type stdioFilter struct {
 
 	mu       sync.Mutex
 	pending  map[string]int // request ids read but not yet answered
-	gate     string         // id of an unanswered initialize request
+	gate     string         // id key of an unanswered initialize request
+	protocol string         // the MCP revision initialize agreed on
 	changed  chan struct{}  // closed and replaced whenever pending or gate changes
 	stopping bool
 }
@@ -128,7 +136,11 @@ func (f *stdioFilter) readLine() (line []byte, tooLong bool, err error) {
 	}
 }
 
-// forward hands one line to the SDK, or answers it with a parse error.
+// forward hands one line to the SDK, or answers it with a JSON-RPC error
+// when the SDK's reader would fail on it (which ends the session): a
+// parse error (-32700) for a line that is not JSON, Invalid Request
+// (-32600) for JSON that is not a message, and for a batch where the
+// SDK would refuse it.
 func (f *stdioFilter) forward(line []byte) {
 	trimmed := bytes.TrimSpace(line)
 	if !json.Valid(trimmed) {
@@ -136,13 +148,21 @@ func (f *stdioFilter) forward(line []byte) {
 		_ = f.write(parseErrorLine)
 		return
 	}
-	var h rpcHead
-	if trimmed[0] == '{' && json.Unmarshal(trimmed, &h) == nil && h.Method != "" && len(h.ID) > 0 && string(h.ID) != "null" {
-		id := string(h.ID)
+	if trimmed[0] == '[' {
+		f.forwardBatch(trimmed)
+		return
+	}
+	msg, id, reason := f.check(trimmed, nil)
+	if reason != "" {
+		f.log.Warn("stdio: line is not a JSON-RPC message; answered with Invalid Request", "reason", reason)
+		_ = f.write(append(invalidRequest(id, reason), '\n'))
+		return
+	}
+	if req, ok := msg.(*jsonrpc.Request); ok && req.ID.IsValid() {
 		f.mu.Lock()
-		f.pending[id]++
-		if h.Method == "initialize" {
-			f.gate = id
+		f.pending[idKey(req.ID)]++
+		if req.Method == "initialize" {
+			f.gate = idKey(req.ID)
 		}
 		f.mu.Unlock()
 	}
@@ -159,6 +179,154 @@ func (f *stdioFilter) forward(line []byte) {
 		}
 		<-wake
 	}
+}
+
+// maxStdioBatch bounds the messages of one JSON-RPC batch line.
+const maxStdioBatch = 64
+
+// forwardBatch handles a JSON-RPC batch (an array). The SDK reads batches
+// only for protocol revisions before 2025-06-18 (later ones dropped
+// batching) and ends the session on any bad element or on a request id
+// still in use; so here a batch is answered with one Invalid Request when
+// the session speaks 2025-06-18 or later, is empty or too long, and
+// otherwise its bad elements are answered (as an array, as JSON-RPC
+// answers a batch) and the valid ones forwarded as a batch.
+func (f *stdioFilter) forwardBatch(line []byte) {
+	var elems []json.RawMessage
+	if err := json.Unmarshal(line, &elems); err != nil {
+		_ = f.write(parseErrorLine)
+		return
+	}
+	f.mu.Lock()
+	version := f.protocol
+	f.mu.Unlock()
+	refuse := ""
+	switch {
+	case len(elems) == 0:
+		refuse = "empty batch"
+	case version >= batchlessProtocol:
+		refuse = "JSON-RPC batching is not supported in protocol " + batchlessProtocol + " and later (this session: " + version + ")"
+	case len(elems) > maxStdioBatch:
+		refuse = "batch of " + strconv.Itoa(len(elems)) + " messages exceeds the maximum of " + strconv.Itoa(maxStdioBatch)
+	}
+	if refuse != "" {
+		f.log.Warn("stdio: batch refused with Invalid Request", "reason", refuse)
+		_ = f.write(append(invalidRequest(nil, refuse), '\n'))
+		return
+	}
+	var errs []json.RawMessage
+	var valid []json.RawMessage
+	seen := map[string]bool{}
+	var ids []string
+	for _, e := range elems {
+		e = bytes.TrimSpace(e)
+		msg, id, reason := f.check(e, seen)
+		if reason != "" {
+			errs = append(errs, invalidRequest(id, reason))
+			continue
+		}
+		if req, ok := msg.(*jsonrpc.Request); ok && req.ID.IsValid() {
+			seen[idKey(req.ID)] = true
+			ids = append(ids, idKey(req.ID))
+		}
+		valid = append(valid, e)
+	}
+	if len(errs) > 0 {
+		f.log.Warn("stdio: batch elements that are not JSON-RPC messages answered with Invalid Request", "count", len(errs))
+		b, _ := json.Marshal(errs)
+		_ = f.write(append(b, '\n'))
+	}
+	if len(valid) == 0 {
+		return
+	}
+	f.mu.Lock()
+	for _, id := range ids {
+		f.pending[id]++
+	}
+	f.mu.Unlock()
+	b, _ := json.Marshal(valid)
+	_, _ = f.pw.Write(append(b, '\n'))
+}
+
+// check decodes one message as the SDK's reader will. It returns the
+// message, or the id to answer with (nil: null) and why it is refused: not
+// a JSON-RPC 2.0 message, or a request whose id is already in use (in
+// batch, or unanswered: the SDK would end the session on it in a batch and
+// misattribute the answer otherwise).
+func (f *stdioFilter) check(raw []byte, batch map[string]bool) (msg jsonrpc.Message, id json.RawMessage, reason string) {
+	if len(raw) == 0 || raw[0] != '{' {
+		return nil, nil, "not a JSON-RPC message object"
+	}
+	var head struct {
+		Version json.RawMessage `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Method  json.RawMessage `json:"method"`
+	}
+	_ = json.Unmarshal(raw, &head)
+	if v := bytes.TrimSpace(head.ID); len(v) > 0 && (v[0] == '"' || v[0] == '-' || (v[0] >= '0' && v[0] <= '9')) {
+		id = v
+	}
+	if string(bytes.TrimSpace(head.Version)) != `"2.0"` {
+		return nil, id, `"jsonrpc" must be "2.0"`
+	}
+	if m := bytes.TrimSpace(head.Method); len(m) > 0 && m[0] != '"' {
+		return nil, id, `"method" must be a string`
+	}
+	msg, err := jsonrpc.DecodeMessage(raw)
+	if err != nil {
+		return nil, id, "not a JSON-RPC request, notification or response"
+	}
+	if req, ok := msg.(*jsonrpc.Request); ok && req.ID.IsValid() {
+		k := idKey(req.ID)
+		f.mu.Lock()
+		inUse := f.pending[k] > 0
+		f.mu.Unlock()
+		if inUse || batch[k] {
+			return nil, nil, "request id " + string(id) + " is already in use"
+		}
+	}
+	return msg, nil, ""
+}
+
+// batchlessProtocol is the first MCP revision without JSON-RPC batching.
+const batchlessProtocol = "2025-06-18"
+
+// invalidRequest is a -32600 answer with id (nil: null).
+func invalidRequest(id json.RawMessage, reason string) json.RawMessage {
+	if len(id) == 0 {
+		id = json.RawMessage("null")
+	}
+	b, _ := json.Marshal(map[string]any{
+		"jsonrpc": "2.0",
+		"id":      id,
+		"error":   map[string]any{"code": -32600, "message": "Invalid Request: " + reason},
+	})
+	return b
+}
+
+// idKey is the key of a request id as the SDK reads it (1 and 1.0 are
+// the same id).
+func idKey(id jsonrpc.ID) string {
+	switch v := id.Raw().(type) {
+	case string:
+		return "s:" + v
+	case int64:
+		return "n:" + strconv.FormatInt(v, 10)
+	}
+	return ""
+}
+
+// rawIDKey is idKey for an id as written in a message.
+func rawIDKey(raw json.RawMessage) string {
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return ""
+	}
+	id, err := jsonrpc.MakeID(v)
+	if err != nil || !id.IsValid() {
+		return ""
+	}
+	return idKey(id)
 }
 
 // drain waits, after stdin ended, until every request read so far has
@@ -207,15 +375,21 @@ func (f *stdioFilter) answered(p []byte) {
 			if h.Method != "" || len(h.ID) == 0 || (h.Result == nil && h.Error == nil) {
 				continue
 			}
-			id := string(h.ID)
+			id := rawIDKey(h.ID)
 			if f.pending[id] > 0 {
 				f.pending[id]--
 				if f.pending[id] == 0 {
 					delete(f.pending, id)
 				}
 			}
-			if f.gate == id {
+			if f.gate == id && id != "" {
 				f.gate = ""
+				var r struct {
+					ProtocolVersion string `json:"protocolVersion"`
+				}
+				if json.Unmarshal(h.Result, &r) == nil {
+					f.protocol = r.ProtocolVersion
+				}
 			}
 		}
 		f.broadcastLocked()

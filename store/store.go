@@ -34,10 +34,12 @@ var (
 	// ErrOldSchema means a read found a file of an older schema version: a
 	// read-only Store cannot migrate it (any write does).
 	ErrOldSchema = errors.New("state file has an older schema and needs a migration")
-	// ErrUnsafePath means the state file is a symbolic link or belongs to
-	// another user: fleetmux never writes through a link or into another
-	// user's file (a link could make it truncate or chmod any file).
-	ErrUnsafePath = errors.New("state file path is unsafe")
+	// ErrUnsafePath means the state file (or another private file, see
+	// CheckOwnFile) is a symbolic link, not a regular file, belongs to
+	// another user or sits in a directory others can write to: fleetmux
+	// never writes through a link or into another user's file (a link
+	// could make it truncate or chmod any file).
+	ErrUnsafePath = errors.New("unsafe file path")
 	// ErrReadOnly is returned by the write operations of a Store opened with
 	// Options.ReadOnly.
 	ErrReadOnly = errors.New("state file was opened read-only")
@@ -169,18 +171,67 @@ func openReadOnly(ctx context.Context, abs string, opts Options) (*Store, error)
 // checkFile refuses a state file that is not a regular file of the
 // current user (fi is from Lstat: a symbolic link is refused as such).
 func checkFile(abs string, fi fs.FileInfo) error {
-	switch {
-	case fi.Mode()&fs.ModeSymlink != 0:
-		return fmt.Errorf("store: %s is a symbolic link; give the path of the file itself: %w", abs, ErrUnsafePath)
-	case fi.IsDir():
-		return fmt.Errorf("store: %s is a directory, not a state file", abs)
-	case !fi.Mode().IsRegular():
-		return fmt.Errorf("store: %s is not a regular file: %w", abs, ErrUnsafePath)
-	}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Geteuid() {
-		return fmt.Errorf("store: %s belongs to uid %d, not to you (uid %d): %w", abs, st.Uid, os.Geteuid(), ErrUnsafePath)
+	if err := CheckOwnFile(abs, fi); err != nil {
+		return fmt.Errorf("store: %w", err)
 	}
 	return nil
+}
+
+// CheckOwnFile refuses a private file (the state file, the HTTP token
+// file) that is not a regular file of the current user. fi is from Lstat
+// (a symbolic link is refused as such) or from Stat of the open
+// descriptor (a FIFO or device swapped in is refused too). Errors name
+// path; all but a directory wrap ErrUnsafePath.
+func CheckOwnFile(path string, fi fs.FileInfo) error {
+	switch {
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return fmt.Errorf("%s is a symbolic link; give the path of the file itself: %w", path, ErrUnsafePath)
+	case fi.IsDir():
+		return fmt.Errorf("%s is a directory, not a file", path)
+	case !fi.Mode().IsRegular():
+		return fmt.Errorf("%s is not a regular file (%s): %w", path, fileKind(fi.Mode()), ErrUnsafePath)
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Geteuid() {
+		return fmt.Errorf("%s belongs to uid %d, not to you (uid %d): %w", path, st.Uid, os.Geteuid(), ErrUnsafePath)
+	}
+	return nil
+}
+
+// CheckPrivateDir refuses a directory to keep a private file in that
+// other users could write to (so replace the file, or plant a link or a
+// FIFO under its name): writable by group or others without the sticky
+// bit, or owned by another user than the current one or root. A missing
+// directory is fine (it is created 0700).
+func CheckPrivateDir(dir string) error {
+	fi, err := os.Stat(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("%s is not a directory", dir)
+	}
+	if fi.Mode().Perm()&0o022 != 0 && fi.Mode()&fs.ModeSticky == 0 {
+		return fmt.Errorf("directory %s has mode %04o: other users can write to it and replace the file; use a private directory (chmod 700 %s): %w", dir, fi.Mode().Perm(), dir, ErrUnsafePath)
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Geteuid() && st.Uid != 0 {
+		return fmt.Errorf("directory %s belongs to uid %d, not to you (uid %d): %w", dir, st.Uid, os.Geteuid(), ErrUnsafePath)
+	}
+	return nil
+}
+
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return m.Type().String()
 }
 
 // Handle returns a Store for path without touching the file: the first

@@ -61,6 +61,14 @@ the clients, and the self-pane guards protect the daemon's own pane (TMUX_PANE).
       allow a non-loopback ADDR (other machines can connect; the token is
       then always required). Put TLS in front (e.g. a reverse proxy): the
       daemon itself speaks plain HTTP
+  --max-sessions N
+      MCP sessions open at once (default 64; the token's clients share
+      them). A new session closes the least recently used idle one; when
+      all are busy it is refused (503)
+  --session-idle DURATION
+      close an MCP session that sent nothing for this long (default 30m)
+
+A POST carries at most 32 batched JSON-RPC messages and 4 MiB.
 
 Flags shared with serving on stdio:
 `
@@ -76,8 +84,9 @@ could not start; 2 on bad usage.
 const httpShutdownGrace = 10 * time.Second
 
 // httpSessionIdle closes an HTTP client's MCP session after this long
-// without a request (a client that vanished without ending it).
-const httpSessionIdle = 24 * time.Hour
+// without a request (a client that vanished without ending it), unless
+// --session-idle says otherwise.
+const httpSessionIdle = 30 * time.Minute
 
 // httpFlags are the flags of `fleetmux serve` beyond the global ones.
 type httpFlags struct {
@@ -85,6 +94,8 @@ type httpFlags struct {
 	tokenFile   string
 	noAuth      bool
 	allowRemote bool
+	maxSessions int
+	sessionIdle time.Duration
 }
 
 // runServe is `fleetmux serve`.
@@ -97,10 +108,12 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.tokenFile, "token-file", "", "bearer token `FILE`")
 	fs.BoolVar(&o.noAuth, "no-auth", false, "no token (loopback only)")
 	fs.BoolVar(&o.allowRemote, "allow-remote", false, "allow a non-loopback ADDR")
+	fs.IntVar(&o.maxSessions, "max-sessions", mcp.DefaultMaxSessions, "MCP sessions open at once")
+	fs.DurationVar(&o.sessionIdle, "session-idle", httpSessionIdle, "close an MCP session idle this long")
 	if err := parseFlags(fs, args, stderr); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprint(stdout, serveUsage)
-			printFlagsExcept(stdout, fs, "http", "token-file", "no-auth", "allow-remote")
+			printFlagsExcept(stdout, fs, "http", "token-file", "no-auth", "allow-remote", "max-sessions", "session-idle")
 			fmt.Fprint(stdout, serveFooter)
 			return 0
 		}
@@ -117,7 +130,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		set := ""
 		fs.Visit(func(f *flag.Flag) {
 			switch f.Name {
-			case "token-file", "no-auth", "allow-remote":
+			case "token-file", "no-auth", "allow-remote", "max-sessions", "session-idle":
 				set = f.Name
 			}
 		})
@@ -141,6 +154,10 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		return usageErr("--no-auth works only on a loopback address (127.0.0.1, ::1, localhost); a non-loopback address always needs the token")
 	case o.noAuth && o.tokenFile != "":
 		return usageErr("--no-auth and --token-file exclude each other")
+	case o.maxSessions < 1:
+		return usageErr("--max-sessions %d: want at least 1", o.maxSessions)
+	case o.sessionIdle <= 0:
+		return usageErr("--session-idle %s: want a positive duration, e.g. 30m", o.sessionIdle)
 	}
 	return serveHTTP(&g, &o, stderr)
 }
@@ -214,7 +231,7 @@ func serveHTTP(g *globalFlags, o *httpFlags, stderr io.Writer) int {
 		return 1
 	}
 	defer cleanup()
-	h := srv.HTTPHandler(mcp.HTTPOptions{Token: token, Hosts: hosts, SessionIdle: httpSessionIdle})
+	h := srv.HTTPHandler(mcp.HTTPOptions{Token: token, Hosts: hosts, SessionIdle: o.sessionIdle, MaxSessions: o.maxSessions})
 	defer h.Close()
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", h)

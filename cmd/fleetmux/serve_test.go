@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fleetmux/fleetmux/mcp"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -219,6 +220,8 @@ func TestServeHTTPRefusals(t *testing.T) {
 		{"not bearer", map[string]string{"Authorization": "Basic " + token}, 401},
 		{"token", map[string]string{"Authorization": "Bearer " + token}, 200},
 		{"localhost host", map[string]string{"Authorization": "Bearer " + token, "Host": "localhost:" + port}, 200},
+		{"LOCALHOST host", map[string]string{"Authorization": "Bearer " + token, "Host": "LOCALHOST:" + port}, 200},
+		{"LocalHost host", map[string]string{"Authorization": "Bearer " + token, "Host": "LocalHost:" + port}, 200},
 		{"loopback origin", map[string]string{"Authorization": "Bearer " + token, "Origin": "http://localhost:6274"}, 200},
 		{"foreign host", map[string]string{"Authorization": "Bearer " + token, "Host": "evil.example.com:" + port}, 403},
 		{"loopback host, other port", map[string]string{"Authorization": "Bearer " + token, "Host": "127.0.0.1:1"}, 403},
@@ -302,6 +305,9 @@ func TestServeUsage(t *testing.T) {
 		{[]string{"serve", "--http", "127.0.0.1:8765", "--no-auth", "--token-file", "/tmp/x"}, "exclude"},
 		{[]string{"serve", "--token-file", "/tmp/x"}, "--http"},
 		{[]string{"serve", "--allow-remote"}, "--http"},
+		{[]string{"serve", "--max-sessions", "3"}, "--http"},
+		{[]string{"serve", "--http", "127.0.0.1:8765", "--max-sessions", "0"}, "--max-sessions"},
+		{[]string{"serve", "--http", "127.0.0.1:8765", "--session-idle", "0s"}, "--session-idle"},
 		{[]string{"serve", "--http", "8765"}, "HOST:PORT"},
 		{[]string{"serve", "--http", "127.0.0.1:99999"}, "port"},
 		{[]string{"serve", "extra"}, "unexpected"},
@@ -367,5 +373,201 @@ func TestTokenFile(t *testing.T) {
 	}
 	if _, _, err := loadOrCreateToken(dir); err == nil {
 		t.Error("a directory was accepted as token file")
+	}
+}
+
+// TestServeTokenFileUnsafe: `fleetmux serve --http` refuses, at once and
+// with a message naming the file, a token file that is a FIFO (it used to
+// wait for a writer forever), a symbolic link (to a good token file, or
+// dangling: nothing is created through it), or that sits in a directory
+// other users can write to.
+func TestServeTokenFileUnsafe(t *testing.T) {
+	const token = "fmtest-tok-0123456789abcdef"
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good")
+	if err := os.WriteFile(good, []byte(token+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link")
+	if err := os.Symlink(good, link); err != nil {
+		t.Fatal(err)
+	}
+	dangling := filepath.Join(dir, "dangling")
+	target := filepath.Join(dir, "created-through-link")
+	if err := os.Symlink(target, dangling); err != nil {
+		t.Fatal(err)
+	}
+	open := filepath.Join(dir, "open")
+	if err := os.Mkdir(open, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(open, 0o777)
+	inOpen := filepath.Join(open, "tok")
+	if err := os.WriteFile(inOpen, []byte(token+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name, path, want string
+	}{
+		{"fifo", fifo, "not a regular file (a FIFO)"},
+		{"symlink", link, "symbolic link"},
+		{"dangling symlink", dangling, "symbolic link"},
+		{"world-writable directory", inOpen, "other users can write to it"},
+		{"world-writable directory, new file", filepath.Join(open, "new"), "other users can write to it"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, binPath, "serve", "--http", "127.0.0.1:0", "--no-audit", "--token-file", tt.path)
+			cmd.Env = append(os.Environ(), "TMUX=", "TMUX_PANE=", "FLEETMUX_HOSTS=", "LIBTMUX_SOCKET=fleetmux-test-http-none")
+			out, err := cmd.CombinedOutput()
+			if ctx.Err() != nil {
+				t.Fatalf("serve did not give up on %s (still waiting after 30 s): %s", tt.path, out)
+			}
+			if cmd.ProcessState.ExitCode() != 1 || !strings.Contains(string(out), tt.path) || !strings.Contains(string(out), tt.want) {
+				t.Fatalf("exit %v, output %q; want exit 1 and a line naming %s and %q", err, out, tt.path, tt.want)
+			}
+			if strings.Contains(string(out), "serving MCP") || strings.Contains(string(out), token) {
+				t.Fatalf("served, or showed the token: %s", out)
+			}
+		})
+	}
+	if _, err := os.Lstat(target); err == nil {
+		t.Error("a dangling link's target was created")
+	}
+	// A sticky world-writable directory (like /tmp) is fine: others cannot
+	// replace a file of ours there.
+	sticky := filepath.Join(dir, "sticky")
+	if err := os.Mkdir(sticky, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(sticky, os.ModeSticky|0o777)
+	if _, created, err := loadOrCreateToken(filepath.Join(sticky, "tok")); err != nil || !created {
+		t.Errorf("sticky directory: created=%v %v", created, err)
+	}
+}
+
+// rawPost POSTs body to the daemon with the token (and session id when
+// given) and returns the status, the body and the Mcp-Session-Id header.
+func rawPost(t *testing.T, url, token, session, body string) (int, string, string) {
+	t.Helper()
+	req, _ := http.NewRequest("POST", url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", "Bearer "+token)
+	if session != "" {
+		req.Header.Set("Mcp-Session-Id", session)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b), resp.Header.Get("Mcp-Session-Id")
+}
+
+// TestServeHTTPLimits: the daemon holds at most --max-sessions MCP
+// sessions: a new one closes the least recently used idle session (which
+// then answers 404), and is refused with 503 and a JSON-RPC error when
+// every session is busy (an open event stream); a POSTed batch over 32
+// messages gets 400 and a body over 4 MiB gets 413, each a JSON-RPC
+// -32600 error.
+func TestServeHTTPLimits(t *testing.T) {
+	dir := t.TempDir()
+	tokenPath := filepath.Join(dir, "tok")
+	const token = "fmtest-tok-0123456789abcdef"
+	if err := os.WriteFile(tokenPath, []byte(token+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	const max = mcp.DefaultMaxSessions // 64
+	d := startHTTPDaemon(t, []string{"LIBTMUX_SOCKET=fleetmux-test-http-none"}, "--no-audit", "--token-file", tokenPath)
+	const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
+	const ping = `{"jsonrpc":"2.0","id":2,"method":"ping"}`
+	open := func() string {
+		t.Helper()
+		code, body, sid := rawPost(t, d.url, token, "", initialize)
+		if code != 200 || sid == "" {
+			t.Fatalf("initialize: %d %s", code, body)
+		}
+		return sid
+	}
+	var sids []string
+	for i := 0; i < 2*max; i++ {
+		sids = append(sids, open())
+	}
+	// Only the last max sessions are open.
+	for i, sid := range sids {
+		code, body, _ := rawPost(t, d.url, token, sid, ping)
+		if want := map[bool]int{true: 200, false: 404}[i >= len(sids)-max]; code != want {
+			t.Fatalf("session %d of %d: ping %d, want %d: %s", i, len(sids), code, want, body)
+		}
+	}
+	// Using the oldest open session makes the next-oldest the one to go.
+	live := sids[len(sids)-max:]
+	if code, _, _ := rawPost(t, d.url, token, live[0], ping); code != 200 {
+		t.Fatal("ping")
+	}
+	live = append(live, open())
+	if code, _, _ := rawPost(t, d.url, token, live[1], ping); code != 404 {
+		t.Fatalf("the least recently used session was not the one closed: %d", code)
+	}
+	if code, _, _ := rawPost(t, d.url, token, live[0], ping); code != 200 {
+		t.Fatalf("a recently used session was closed: %d", code)
+	}
+	live = append(live[:1], live[2:]...)
+
+	// Every session busy (an open event stream): a new one is refused.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for _, sid := range live {
+		req, _ := http.NewRequestWithContext(ctx, "GET", d.url, nil)
+		req.Header.Set("Accept", "text/event-stream")
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("Mcp-Session-Id", sid)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("GET stream: %v %v", err, resp)
+		}
+		defer resp.Body.Close()
+	}
+	code, body, _ := rawPost(t, d.url, token, "", initialize)
+	if code != 503 || !strings.Contains(body, `"error"`) || !strings.Contains(body, "MCP sessions are open") {
+		t.Fatalf("new session with all %d busy: %d %s", max, code, body)
+	}
+	cancel()
+
+	// Batches and bodies.
+	batch := func(n int) string {
+		var items []string
+		for i := 0; i < n; i++ {
+			items = append(items, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ping"}`, 100+i))
+		}
+		return "[" + strings.Join(items, ",") + "]"
+	}
+	var sid string
+	for i := 0; sid == "" || code != 200; i++ {
+		if i == 200 {
+			t.Fatalf("no session after the event streams ended: %d %s", code, body)
+		}
+		time.Sleep(50 * time.Millisecond) // the streams' ends reach the daemon
+		code, body, sid = rawPost(t, d.url, token, "", initialize)
+	}
+	if code, body, _ := rawPost(t, d.url, token, sid, batch(32)); code != 200 || strings.Count(body, `"result"`) != 32 {
+		t.Fatalf("batch of 32: %d %s", code, body)
+	}
+	if code, body, _ := rawPost(t, d.url, token, sid, batch(1000)); code != 400 || !strings.Contains(body, "-32600") || !strings.Contains(body, "maximum of 32") {
+		t.Fatalf("batch of 1000: %d %s", code, body)
+	}
+	big := `{"jsonrpc":"2.0","id":3,"method":"ping","params":{"x":"` + strings.Repeat("a", 5<<20) + `"}}`
+	if code, body, _ := rawPost(t, d.url, token, sid, big); code != 413 || !strings.Contains(body, "-32600") {
+		t.Fatalf("5 MiB body: %d %.300s", code, body)
+	}
+	if code, _, _ := rawPost(t, d.url, token, sid, ping); code != 200 {
+		t.Fatalf("the session did not survive the refusals: %d", code)
 	}
 }

@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -165,4 +167,190 @@ func (l *lockedBuf) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
+}
+
+// TestStdioInvalidRequests: valid JSON that is not a JSON-RPC request is
+// answered with -32600 Invalid Request (with the id when one can be
+// read) and the session goes on. Every line is followed by a ping that
+// must be answered. The fixed shapes are the reported ones and their
+// neighbours; then a seeded generator produces JSON values of every shape
+// (scalars, arrays, nested arrays, objects with the message keys holding
+// values of every type).
+func TestStdioInvalidRequests(t *testing.T) {
+	fixed := []struct {
+		line string
+		id   string // id the -32600 answer carries ("" when none is expected)
+	}{
+		{`[]`, "null"}, {`[1]`, "null"}, {`[{}]`, "null"}, {`[[]]`, "null"}, {`[[[{}]]]`, "null"},
+		{`{}`, "null"}, {`{"jsonrpc":"2.0"}`, "null"}, {`"x"`, "null"}, {`""`, "null"}, {`null`, "null"},
+		{`0`, "null"}, {`-1.5e3`, "null"}, {`true`, "null"}, {`false`, "null"},
+		{`{"jsonrpc":"1.0","id":7,"method":"ping"}`, "7"},
+		{`{"id":8,"method":"ping"}`, "8"},
+		{`{"jsonrpc":2,"id":"s9","method":"ping"}`, `"s9"`},
+		{`{"jsonrpc":"2.0","id":true,"method":"ping"}`, "null"},
+		{`{"jsonrpc":"2.0","id":{},"method":"ping"}`, "null"},
+		{`{"jsonrpc":"2.0","id":[1],"method":"ping"}`, "null"},
+		{`{"jsonrpc":"2.0","id":10,"method":5}`, "10"},
+		{`{"jsonrpc":"2.0","id":11,"method":null}`, "11"},
+		{`{"jsonrpc":"2.0","id":12,"method":["ping"]}`, "12"},
+		{`{"jsonrpc":"2.0","id":13,"error":"boom"}`, "13"},
+		{`{"jsonrpc":"2.0","result":{}}`, "null"},
+		{`{"jsonrpc":"2.0","id":null}`, "null"},
+		// A batch: the session speaks 2025-06-18, which has no batching.
+		{`[{"jsonrpc":"2.0","id":14,"method":"ping"}]`, "null"},
+	}
+	lines := []string{initLine, `{"jsonrpc":"2.0","method":"notifications/initialized"}`}
+	probe := 0
+	addProbe := func() {
+		probe++
+		lines = append(lines, fmt.Sprintf(`{"jsonrpc":"2.0","id":"probe-%d","method":"ping"}`, probe))
+	}
+	for _, f := range fixed {
+		lines = append(lines, f.line)
+		addProbe()
+	}
+	rng := rand.New(rand.NewPCG(19, 5))
+	for i := 0; i < 300; i++ {
+		b, _ := json.Marshal(randomJSON(rng, 0))
+		lines = append(lines, string(b))
+		addProbe()
+	}
+	out, stderr := rawServe(t, nil, lines...)
+	answers := map[string][]int{} // id → error codes (0: a result)
+	for _, l := range out {
+		var batch []json.RawMessage
+		if json.Unmarshal([]byte(l), &batch) != nil {
+			batch = []json.RawMessage{json.RawMessage(l)}
+		}
+		for _, m := range batch {
+			var r struct {
+				ID    json.RawMessage `json:"id"`
+				Error *struct {
+					Code int `json:"code"`
+				} `json:"error"`
+			}
+			if err := json.Unmarshal(m, &r); err != nil {
+				t.Fatalf("stdout line is not JSON-RPC: %q", l)
+			}
+			code := 0
+			if r.Error != nil {
+				code = r.Error.Code
+			}
+			answers[string(r.ID)] = append(answers[string(r.ID)], code)
+		}
+	}
+	for i := 1; i <= probe; i++ {
+		id := fmt.Sprintf(`"probe-%d"`, i)
+		if got := answers[id]; len(got) != 1 || got[0] != 0 {
+			after := lines[2+2*(i-1)]
+			t.Fatalf("ping %s after %s: answers %v\nstderr:\n%s", id, after, got, stderr)
+		}
+	}
+	for _, f := range fixed {
+		if f.id != "null" && !slices.Contains(answers[f.id], -32600) {
+			t.Errorf("%s: no -32600 answer with id %s (answers %v)", f.line, f.id, answers[f.id])
+		}
+	}
+	if n := len(answers["null"]); n < len(fixed)-6 {
+		t.Errorf("only %d answers with id null for the invalid lines", n)
+	}
+	if strings.Contains(stderr, "level=ERROR") {
+		t.Errorf("stderr has an ERROR:\n%s", stderr)
+	}
+}
+
+// TestStdioBatchOldProtocol: a session on 2025-03-26 (which still has
+// JSON-RPC batches, as the SDK serves them) gets its valid batch elements
+// answered, its invalid ones (and a reused request id) answered with
+// -32600, and goes on.
+func TestStdioBatchOldProtocol(t *testing.T) {
+	lines := []string{
+		strings.Replace(initLine, "2025-06-18", "2025-03-26", 1),
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`[{"jsonrpc":"2.0","id":2,"method":"ping"},1,{"jsonrpc":"1.0","id":3,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"ping"},{"jsonrpc":"2.0","id":4,"method":"tools/list"}]`,
+		`[]`,
+		`[{}]`,
+		`{"jsonrpc":"2.0","id":5,"method":"ping"}`,
+	}
+	out, stderr := rawServe(t, nil, lines...)
+	codes := map[string][]int{}
+	for _, l := range out {
+		var batch []json.RawMessage
+		if json.Unmarshal([]byte(l), &batch) != nil {
+			batch = []json.RawMessage{json.RawMessage(l)}
+		}
+		for _, m := range batch {
+			var r struct {
+				ID    json.RawMessage     `json:"id"`
+				Error *struct{ Code int } `json:"error"`
+			}
+			_ = json.Unmarshal(m, &r)
+			c := 0
+			if r.Error != nil {
+				c = r.Error.Code
+			}
+			codes[string(r.ID)] = append(codes[string(r.ID)], c)
+		}
+	}
+	want := map[string][]int{"1": {0}, "2": {0}, "3": {-32600}, "4": {0}, "5": {0}, "null": {-32600, -32600, -32600, -32600}}
+	for id, w := range want {
+		g := append([]int(nil), codes[id]...)
+		slices.Sort(g)
+		if !slices.Equal(g, w) {
+			t.Errorf("id %s: answers %v, want %v\nstdout: %q\nstderr: %s", id, g, w, out, stderr)
+		}
+	}
+}
+
+// randomJSON is a random JSON value: scalars, arrays, and objects whose
+// keys are mostly JSON-RPC's own, up to three levels deep.
+func randomJSON(rng *rand.Rand, depth int) any {
+	keys := []string{"jsonrpc", "id", "method", "params", "result", "error", "x"}
+	scalar := func() any {
+		switch rng.IntN(9) {
+		case 0:
+			return nil
+		case 1:
+			return rng.IntN(2) == 0
+		case 2:
+			return rng.IntN(100)
+		case 3:
+			return -rng.Float64() * 1e6
+		case 4:
+			return "2.0"
+		case 5:
+			return "1.0"
+		case 6:
+			return "x/unknown"
+		case 7:
+			return "ping"
+		default:
+			return ""
+		}
+	}
+	k := rng.IntN(3)
+	if depth >= 3 {
+		k = 0
+	}
+	switch k {
+	case 0:
+		return scalar()
+	case 1:
+		a := make([]any, rng.IntN(4))
+		for i := range a {
+			a[i] = randomJSON(rng, depth+1)
+		}
+		return a
+	default:
+		m := map[string]any{}
+		for i := rng.IntN(5); i > 0; i-- {
+			key := keys[rng.IntN(len(keys))]
+			if key == "id" && rng.IntN(2) == 0 {
+				m[key] = fmt.Sprintf("rnd-%d", rng.IntN(1000)) // never a probe's id
+				continue
+			}
+			m[key] = randomJSON(rng, depth+1)
+		}
+		return m
+	}
 }

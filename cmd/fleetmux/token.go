@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"github.com/fleetmux/fleetmux/store"
 )
 
 // tokenFileName is the default bearer token file, next to the state file.
@@ -32,34 +34,46 @@ func defaultTokenPath(g *globalFlags) (string, error) {
 // loadOrCreateToken returns the bearer token stored in path. A missing
 // file is created (directory 0700, file 0600, O_EXCL) holding 32 random
 // bytes in hex; created reports that. An existing file must be a regular
-// file of this user that neither group nor others can access. Errors
-// name the file and the fix, never the token.
+// file of this user (not a symbolic link, FIFO or device: checked before
+// and after the open, which neither follows a link nor waits for a FIFO's
+// writer) that neither group nor others can access, in a directory that
+// others cannot write to. Errors name the file and the fix, never the
+// token.
 func loadOrCreateToken(path string) (token string, created bool, err error) {
-	f, err := os.Open(path)
+	if err := store.CheckPrivateDir(filepath.Dir(path)); err != nil {
+		return "", false, fmt.Errorf("token file %s: %w", path, err)
+	}
+	fi, err := os.Lstat(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		token, err = createToken(path)
 		if !errors.Is(err, fs.ErrExist) {
 			return token, err == nil, err
 		}
 		// Another fleetmux created it meanwhile: read theirs.
-		f, err = os.Open(path)
+		fi, err = os.Lstat(path)
+	}
+	if err != nil {
+		return "", false, fmt.Errorf("token file: %w", err)
+	}
+	if err := store.CheckOwnFile(path, fi); err != nil {
+		return "", false, fmt.Errorf("token file: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+	if errors.Is(err, syscall.ELOOP) {
+		return "", false, fmt.Errorf("token file: %s is a symbolic link; give the path of the file itself: %w", path, store.ErrUnsafePath)
 	}
 	if err != nil {
 		return "", false, fmt.Errorf("token file: %w", err)
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
+	if fi, err = f.Stat(); err != nil {
 		return "", false, fmt.Errorf("token file: %w", err)
 	}
-	if !fi.Mode().IsRegular() {
-		return "", false, fmt.Errorf("token file %s is not a regular file", path)
+	if err := store.CheckOwnFile(path, fi); err != nil {
+		return "", false, fmt.Errorf("token file: %w", err)
 	}
 	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
 		return "", false, fmt.Errorf("token file %s has mode %04o: group or others can access it; restrict it with `chmod 600 %s` (or delete it and a new token is generated)", path, perm, path)
-	}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Getuid() {
-		return "", false, fmt.Errorf("token file %s belongs to uid %d, not to you (uid %d)", path, st.Uid, os.Getuid())
 	}
 	b, err := io.ReadAll(io.LimitReader(f, 4096))
 	if err != nil {
@@ -82,7 +96,7 @@ func createToken(path string) (string, error) {
 		return "", fmt.Errorf("token file: random: %w", err)
 	}
 	token := hex.EncodeToString(raw)
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
 	if err != nil {
 		if errors.Is(err, fs.ErrExist) {
 			return "", err
