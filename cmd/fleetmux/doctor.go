@@ -156,7 +156,7 @@ func runDoctor(args []string, stdout, stderr io.Writer) int {
 			}
 			fmt.Fprintln(stdout, line)
 		}
-		fmt.Fprintf(stdout, "\n%d checks: %d failed, %d warnings.\n", len(checks), failures, warnings)
+		fmt.Fprintf(stdout, "\n%s: %d failed, %s.\n", countOf(len(checks), "check", "checks"), failures, countOf(warnings, "warning", "warnings"))
 	}
 	if failures > 0 {
 		return 1
@@ -259,7 +259,7 @@ func checkTmux(ctx context.Context, env doctorEnv) []doctorCheck {
 		srv.Detail = where + ": no server running (" + errLine + "); create_session starts one"
 	} else {
 		n := len(strings.Fields(out))
-		srv.Detail = fmt.Sprintf("%s: %d sessions", where, n)
+		srv.Detail = where + ": " + countOf(n, "session", "sessions")
 	}
 	return append(checks, srv)
 }
@@ -298,7 +298,7 @@ func checkStateFile(ctx context.Context, flagPath string) doctorCheck {
 	case err == nil:
 		c.Status = statusOK
 		if seq, err := st.LastSeq(ctx); err == nil {
-			detail += fmt.Sprintf(", %d audit records written", seq)
+			detail += ", " + countOf(int(seq), "audit record", "audit records") + " written"
 		}
 	case errors.Is(err, store.ErrLocked):
 		c.Status, detail = statusWarn, fmt.Sprintf("%s: locked by another process for over %s", detail, doctorLockTimeout)
@@ -392,11 +392,8 @@ func checkSSHAndHosts(ctx context.Context, patterns, sshConfig string) []doctorC
 		return []doctorCheck{c}
 	}
 	c.Status = statusOK
-	files := "no ssh_config found"
-	if f := inv.Files(); len(f) > 0 {
-		files = strings.Join(f, ", ")
-	}
-	c.Detail = fmt.Sprintf("%s (%s), ssh -G works; %d Host aliases in %s", path, version, len(inv.Aliases()), files)
+	files := sshConfigsLookedAt(inv)
+	c.Detail = fmt.Sprintf("%s (%s), ssh -G works; %s in %s", path, version, countOf(len(inv.Aliases()), "Host alias", "Host aliases"), files)
 	if w := inv.Warnings(); len(w) > 0 {
 		c.Status = statusWarn
 		c.Detail += "; " + strings.Join(w, "; ")
@@ -479,7 +476,7 @@ func checkHost(ctx context.Context, inv *fleet.Inventory, alias string) doctorCh
 	conn.Close()
 	parts = append(parts, "resolved "+target)
 	if len(cfg.Jumps) > 0 {
-		parts = append(parts, fmt.Sprintf("via %d ProxyJump hop(s)", len(cfg.Jumps)))
+		parts = append(parts, "via "+countOf(len(cfg.Jumps), "ProxyJump hop", "ProxyJump hops"))
 	}
 	parts = append(parts, "tcp ok")
 

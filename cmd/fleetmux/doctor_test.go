@@ -321,7 +321,7 @@ func TestDoctorTmuxAndUsage(t *testing.T) {
 	_, state := doctorHome(t)
 	code, out, _ := runCLI(t, "doctor", "--state", state)
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if code != 0 || !strings.HasPrefix(lines[0], "OK    tmux: ") || !strings.HasSuffix(lines[len(lines)-1], "0 failed, 1 warnings.") {
+	if code != 0 || !strings.HasPrefix(lines[0], "OK    tmux: ") || !strings.HasSuffix(lines[len(lines)-1], "0 failed, 1 warning.") {
 		t.Errorf("text output (exit %d):\n%s", code, out)
 	}
 }

@@ -305,6 +305,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return serve(&g, stderr)
 }
 
+// countOf is "1 host", "2 hosts": n and the word in its number.
+func countOf(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
+}
+
 func printVersion(w io.Writer) {
 	fmt.Fprintf(w, "fleetmux %s (libtmux-mcp %s compatible)\n", version, mcp.ServerVersion)
 }
@@ -603,7 +611,7 @@ func printToolsetCounts(w io.Writer, g *globalFlags, shown map[string]int, total
 	if list, _ := mcp.ParseToolsets(g.toolsets); list != nil {
 		sets = strings.Join(list, ",")
 	}
-	fmt.Fprintf(w, "\n%d tools shown (safety tier %s, toolsets %s).\n\n", total, settings.Safety, sets)
+	fmt.Fprintf(w, "\n%s shown (safety tier %s, toolsets %s).\n\n", countOf(total, "tool", "tools"), settings.Safety, sets)
 	fmt.Fprintf(w, "%-9s %5s %9s  %s\n", "TOOLSET", "SHOWN", "AVAILABLE", "HOLDS")
 	for _, ts := range mcp.Toolsets() {
 		fmt.Fprintf(w, "%-9s %5d %9d  %s\n", ts.Name, shown[ts.Name], sizes[ts.Name], ts.About)

@@ -7,6 +7,8 @@ package main
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -161,4 +163,67 @@ func TestToolsetsEmptyInLocalMode(t *testing.T) {
 		}
 	}
 	os.Unsetenv("LIBTMUX_SAFETY")
+}
+
+func TestCountOf(t *testing.T) {
+	for n, want := range map[int]string{0: "0 hosts", 1: "1 host", 2: "2 hosts", 12: "12 hosts"} {
+		if got := countOf(n, "host", "hosts"); got != want {
+			t.Errorf("countOf(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
+
+// The ssh_config files named are the ones looked at, missing defaults
+// included, as plain text.
+func TestDescribeSSHConfigs(t *testing.T) {
+	const user, sys = "/home/me/.ssh/config", "/etc/ssh/ssh_config"
+	for _, tc := range []struct {
+		read []string
+		want string
+	}{
+		{[]string{sys}, "/home/me/.ssh/config (not found), /etc/ssh/ssh_config"},
+		{nil, "/home/me/.ssh/config (not found), /etc/ssh/ssh_config (not found)"},
+		{[]string{user, "/home/me/.ssh/conf.d/a", sys}, "/home/me/.ssh/config, /home/me/.ssh/conf.d/a, /etc/ssh/ssh_config"},
+		{[]string{user}, "/home/me/.ssh/config, /etc/ssh/ssh_config (not found)"},
+	} {
+		if got := describeSSHConfigs(user, tc.read, sys); got != tc.want {
+			t.Errorf("read %q: %q, want %q", tc.read, got, tc.want)
+		}
+	}
+}
+
+// `fleetmux hosts` and a --hosts that matches nothing name the files they
+// read as a list of paths, and count in the right number.
+func TestHostsFilesAndPlurals(t *testing.T) {
+	if _, err := exec.LookPath("ssh"); err != nil {
+		t.Fatal("fleet mode needs ssh:", err)
+	}
+	privateEnv(t)
+	cfg := filepath.Join(t.TempDir(), "ssh_config")
+	writeFile(t, cfg, "Host solo-1\n  HostName 127.0.0.1\n")
+	_, out, _ := runCLI(t, "hosts", "--ssh-config", cfg)
+	if !strings.Contains(out, "\n1 host from "+cfg+", /etc/ssh/ssh_config") {
+		t.Errorf("hosts:\n%s", out)
+	}
+	code, _, errOut := runCLI(t, "tools", "--ssh-config", cfg, "--hosts", "nomatch")
+	want := `fleetmux tools: --hosts "nomatch" matches no Host alias in ` + cfg + ", /etc/ssh/ssh_config"
+	if code != 1 || !strings.HasPrefix(errOut, want) || strings.ContainsAny(errOut, "[]") {
+		t.Errorf("exit %d, stderr %q; want exit 1 and %q, no brackets", code, errOut, want)
+	}
+}
+
+// doctor counts in the right number: "1 session", "1 warning".
+func TestDoctorPlurals(t *testing.T) {
+	_, state := doctorHome(t)
+	sock := os.Getenv("LIBTMUX_SOCKET")
+	if out, err := exec.Command("tmux", "-L", sock, "-f", "/dev/null", "new-session", "-d", "-s", "one").CombinedOutput(); err != nil {
+		t.Fatalf("tmux: %v %s", err, out)
+	}
+	t.Cleanup(func() { _ = exec.Command("tmux", "-L", sock, "kill-server").Run() })
+	_, out, _ := runCLI(t, "doctor", "--state", state)
+	for _, want := range []string{"(LIBTMUX_SOCKET): 1 session\n", " 0 failed, 1 warning.\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("doctor output lacks %q:\n%s", want, out)
+		}
+	}
 }
