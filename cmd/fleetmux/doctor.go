@@ -44,7 +44,14 @@ the fix. It changes nothing.
                 Cursor ~/.cursor/mcp.json, Gemini CLI ~/.gemini/settings.json,
                 Codex ~/.codex/config.toml) and in the current directory: is
                 fleetmux registered, with an absolute path that exists, valid
-                arguments, and the environment it needs
+                arguments, and the environment it needs (variables such as
+                LIBTMUX_SOCKET and TMUX_TMPDIR set in your shell but not in
+                the entry's env are reported: clients start servers with a
+                minimal environment). An entry with a URL is fleetmux's when
+                its name says so, it sends the token of fleetmux's token
+                file, or the URL, on this machine, answers as fleetmux; doctor
+                then sends it an MCP initialize: is the daemon running, does
+                it take the token
 
 Flags:
   --hosts PATTERNS   hosts to check, as for serving (env FLEETMUX_HOSTS);
@@ -83,6 +90,7 @@ type doctorEnv struct {
 	getenv func(string) string
 	home   string
 	cwd    string
+	state  string // --state: the token file of fleetmux serve --http is next to it
 }
 
 // doctorCmdTimeout bounds tmux -V, ssh -V and ssh -G.
@@ -119,7 +127,7 @@ func runDoctor(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	env := doctorEnv{getenv: os.Getenv}
+	env := doctorEnv{getenv: os.Getenv, state: *state}
 	env.home, _ = os.UserHomeDir()
 	env.cwd, _ = os.Getwd()
 

@@ -227,3 +227,98 @@ func TestDoctorPlurals(t *testing.T) {
 		}
 	}
 }
+
+// doctor recognises entries that reach fleetmux serve --http (by name, by
+// the token of fleetmux's token file, or by what a URL on this machine
+// answers) in each client file it reads, and checks that the daemon
+// answers and takes the entry's token.
+func TestDoctorHTTPRegistrations(t *testing.T) {
+	// The daemon first: doctorHome sets variables fleetmux refuses empty.
+	privateEnv(t)
+	state := filepath.Join(t.TempDir(), "state", "state.db")
+	d := startHTTPDaemon(t, nil, "--state", state)
+	home, _ := doctorHome(t)
+	tokenData, err := os.ReadFile(filepath.Join(filepath.Dir(state), tokenFileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	token := strings.TrimSpace(string(tokenData))
+	bearer := `{"Authorization": "Bearer ` + token + `"}`
+	wrong := `{"Authorization": "Bearer not-the-token-0123456789"}`
+	t.Setenv("FLEETMUX_TEST_TOKEN", token)
+	files := map[string]string{
+		// Claude Code: by name; by token; wrong token; no token; not fleetmux.
+		".claude.json": `{"mcpServers": {
+			"fleetmux": {"type": "http", "url": "` + d.url + `", "headers": ` + bearer + `},
+			"tmuxd": {"type": "http", "url": "` + d.url + `", "headers": ` + bearer + `},
+			"tmux-wrong": {"type": "http", "url": "` + d.url + `", "headers": ` + wrong + `},
+			"tmux-none": {"type": "http", "url": "` + d.url + `"},
+			"elsewhere": {"type": "http", "url": "https://mcp.example.invalid/mcp", "headers": {"Authorization": "Bearer secret"}}}}`,
+		".cursor/mcp.json":      `{"mcpServers": {"tmux": {"url": "` + d.url + `", "headers": ` + bearer + `}}}`,
+		".gemini/settings.json": `{"mcpServers": {"tmux": {"httpUrl": "` + d.url + `", "headers": ` + bearer + `}}}`,
+		".codex/config.toml":    "[mcp_servers.tmux]\nurl = \"" + d.url + "\"\nbearer_token_env_var = \"FLEETMUX_TEST_TOKEN\"\n",
+	}
+	for p, text := range files {
+		writeFile(t, filepath.Join(home, p), text)
+	}
+	t.Setenv("GEMINI_CLI_TRUST_WORKSPACE", "true")
+	answered := "over HTTP at " + d.url + ", answered by fleetmux "
+	want := []struct{ check, status, detail, fix string }{
+		{`client Claude Code (~/.claude.json) "fleetmux" [user scope]`, statusOK, answered, ""},
+		{`client Claude Code (~/.claude.json) "tmuxd" [user scope]`, statusOK, answered, ""},
+		{`client Claude Code (~/.claude.json) "tmux-wrong" [user scope]`, statusFail, "the daemon refuses the entry's bearer token", "put the token of "},
+		{`client Claude Code (~/.claude.json) "tmux-none" [user scope]`, statusFail, "the daemon wants a bearer token and the entry sends none", "Authorization: Bearer TOKEN"},
+		{`client Cursor (~/.cursor/mcp.json) "tmux"`, statusOK, answered, ""},
+		{`client Gemini CLI (~/.gemini/settings.json) "tmux"`, statusOK, answered, ""},
+		{`client Codex (~/.codex/config.toml) "tmux"`, statusOK, answered, ""},
+	}
+	check := func(want []struct{ check, status, detail, fix string }) {
+		t.Helper()
+		_, r := runDoctorJSON(t, "--state", state)
+		var clients []doctorCheck
+		for _, c := range r.Checks {
+			if strings.HasPrefix(c.Check, "client") {
+				clients = append(clients, c)
+			}
+			if strings.Contains(c.Check, "elsewhere") || strings.Contains(c.Detail, "not registered") {
+				t.Errorf("unexpected check %+v", c)
+			}
+		}
+		if len(clients) != len(want) {
+			t.Errorf("%d client checks, want %d: %+v", len(clients), len(want), clients)
+		}
+		for _, w := range want {
+			found := r.find(w.check)
+			if len(found) != 1 {
+				t.Errorf("no check %q in %+v", w.check, clients)
+				continue
+			}
+			c := found[0]
+			if c.Status != w.status || !strings.Contains(c.Detail, w.detail) || !strings.Contains(c.Fix, w.fix) || (w.fix == "") != (c.Fix == "") {
+				t.Errorf("%s: %s %q fix %q; want %s with %q, fix %q", w.check, c.Status, c.Detail, c.Fix, w.status, w.detail, w.fix)
+			}
+			if strings.Contains(c.Detail+c.Fix, token) {
+				t.Errorf("%s: the token is in the report", w.check)
+			}
+		}
+	}
+	check(want)
+
+	// The daemon stopped: the entries are still fleetmux's (by name or
+	// token), and the fix says how to start it.
+	if err := d.stop(t); err != nil {
+		t.Fatal(err)
+	}
+	addr := strings.TrimSuffix(strings.TrimPrefix(d.url, "http://"), "/mcp")
+	down := []struct{ check, status, detail, fix string }{
+		{`client Claude Code (~/.claude.json) "fleetmux" [user scope]`, statusWarn, "nothing answers there", "fleetmux serve --http " + addr},
+		{`client Claude Code (~/.claude.json) "tmuxd" [user scope]`, statusWarn, "nothing answers there", "fleetmux serve --http " + addr},
+		{`client Cursor (~/.cursor/mcp.json) "tmux"`, statusWarn, "nothing answers there", "fleetmux serve --http " + addr},
+		{`client Gemini CLI (~/.gemini/settings.json) "tmux"`, statusWarn, "nothing answers there", "fleetmux serve --http " + addr},
+		{`client Codex (~/.codex/config.toml) "tmux"`, statusWarn, "nothing answers there", "fleetmux serve --http " + addr},
+	}
+	// tmux-wrong and tmux-none are nobody's once nothing answers: not
+	// fleetmux's by name or token, so Claude Code's file says fleetmux
+	// is registered (by the others) and lists no more.
+	check(down)
+}
