@@ -530,13 +530,14 @@ type configServer struct {
 	Env     map[string]string `json:"env"`
 }
 
-// fakeClaude puts a `claude` on PATH that records its arguments, and
-// returns the file they are written to.
+// fakeClaude puts a `claude` on PATH that records its arguments, one a
+// line, each call ended by a line "--end--", and returns the file they are
+// written to.
 func fakeClaude(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
 	rec := filepath.Join(dir, "claude-args")
-	script := "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\n' \"$a\"; done > " + rec + "\n"
+	script := "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\n' \"$a\"; done >> " + rec + "\necho --end-- >> " + rec + "\n"
 	if err := os.WriteFile(filepath.Join(dir, "claude"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -560,7 +561,7 @@ func TestInstallAndRegisterCommands(t *testing.T) {
 	}
 	gobin := t.TempDir()
 	t.Setenv("GOBIN", gobin)
-	for _, v := range []string{"LIBTMUX_SAFETY", "LIBTMUX_SOCKET_PATH", "LIBTMUX_TMUX_BIN", "LIBTMUX_SUPPRESS_HISTORY", "LIBTMUX_MCP_WAIT_MAX_SECONDS", "FLEETMUX_HOSTS", "FLEETMUX_SSH_CONFIG", "FLEETMUX_STATE", "FLEETMUX_TOOLSETS"} {
+	for _, v := range []string{"LIBTMUX_SAFETY", "LIBTMUX_SOCKET_PATH", "LIBTMUX_TMUX_BIN", "LIBTMUX_SUPPRESS_HISTORY", "LIBTMUX_MCP_WAIT_MAX_SECONDS", "FLEETMUX_HOSTS", "FLEETMUX_SSH_CONFIG", "FLEETMUX_STATE", "FLEETMUX_TOOLSETS", "TMUX_TMPDIR"} {
 		t.Setenv(v, "")
 	}
 	// configs/claude-code.sh stores the settings of the environment in the
@@ -580,17 +581,49 @@ func TestInstallAndRegisterCommands(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: claude was not run: %v", c.name, err)
 		}
-		want := []string{"mcp", "add", "--scope", "user", "fleetmux", "--", filepath.Join(gobin, "fleetmux")}
+		want := "mcp\nadd\n--scope\nuser\nfleetmux\n--\n" + filepath.Join(gobin, "fleetmux") + "\n--end--\n"
 		if c.name != "README" {
-			want = []string{"mcp", "add", "--scope", "user", "fleetmux", "-e", `LIBTMUX_SOCKET=work "a" $b`, "--", filepath.Join(gobin, "fleetmux")}
+			// An entry of that name is replaced, so that running it
+			// again (or after the README's one-liner) works.
+			want = "mcp\nremove\n--scope\nuser\nfleetmux\n--end--\n" +
+				"mcp\nadd\n--scope\nuser\nfleetmux\n-e\nLIBTMUX_SOCKET=work \"a\" $b\n--\n" + filepath.Join(gobin, "fleetmux") + "\n--end--\n"
 		}
-		if args := strings.Split(strings.TrimSpace(string(got)), "\n"); !slices.Equal(args, want) {
-			t.Errorf("%s: claude %q, want %q", c.name, args, want)
+		if string(got) != want {
+			t.Errorf("%s: claude was run as\n%s\nwant\n%s", c.name, got, want)
 		}
 		out, err := exec.Command(filepath.Join(gobin, "fleetmux"), "--version").Output()
 		if err != nil || !strings.HasPrefix(string(out), "fleetmux ") {
 			t.Errorf("%s: registered binary: %v %q", c.name, err, out)
 		}
+	}
+}
+
+// Every `claude mcp add` the README and configs/ show puts the server's
+// name before its options' values: -e (and --header) read every following
+// word, so `claude mcp add -e A=1 fleetmux -- cmd` fails with "missing
+// required argument 'commandOrUrl'".
+func TestClaudeAddCommandsNameFirst(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join("..", "..", "configs", "*"))
+	files = append(files, filepath.Join("..", "..", "README.md"))
+	seen := 0
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range regexp.MustCompile(`claude mcp add((?: +\S+)+)`).FindAllStringSubmatch(string(data), -1) {
+			seen++
+			words := strings.Fields(strings.Trim(m[1], "`"))
+			for len(words) >= 2 && slices.Contains([]string{"--scope", "-s", "--transport", "-t"}, words[0]) {
+				words = words[2:]
+			}
+			if len(words) == 0 || strings.HasPrefix(words[0], "-") || words[0] == "..." {
+				t.Errorf("%s: `claude mcp add%s`: the server's name must come right after the --scope/--transport options", f, m[1])
+			}
+		}
+	}
+	if seen < 4 {
+		t.Errorf("only %d claude mcp add commands found", seen)
 	}
 }
 

@@ -230,6 +230,11 @@ func TestRealClients(t *testing.T) {
 		if out, err := run(repo, "sh", "configs/claude-code.sh"); err != nil {
 			t.Fatalf("configs/claude-code.sh: %v\n%s", err, out)
 		}
+		// Again (after the README's one-liner, or to change the env): the
+		// entry is replaced, not refused as "already exists".
+		if out, err := run(repo, "sh", "configs/claude-code.sh"); err != nil || !strings.Contains(out, `replaced the user-scope MCP server "fleetmux"`) {
+			t.Fatalf("configs/claude-code.sh run again: %v\n%s", err, out)
+		}
 		// Registered for the user: another directory sees it, connected.
 		out, err := run(elsewhere, "claude", "mcp", "list")
 		if err != nil || !regexp.MustCompile(`(?m)^fleetmux: `+regexp.QuoteMeta(binPath)+` .*Connected`).MatchString(out) {

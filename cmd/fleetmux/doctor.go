@@ -44,7 +44,14 @@ the fix. It changes nothing.
                 Cursor ~/.cursor/mcp.json, Gemini CLI ~/.gemini/settings.json,
                 Codex ~/.codex/config.toml) and in the current directory: is
                 fleetmux registered, with an absolute path that exists, valid
-                arguments, and the environment it needs
+                arguments, and the environment it needs (variables such as
+                LIBTMUX_SOCKET and TMUX_TMPDIR set in your shell but not in
+                the entry's env are reported: clients start servers with a
+                minimal environment). An entry with a URL is fleetmux's when
+                its name says so, it sends the token of fleetmux's token
+                file, or the URL, on this machine, answers as fleetmux; doctor
+                then sends it an MCP initialize: is the daemon running, does
+                it take the token
 
 Flags:
   --hosts PATTERNS   hosts to check, as for serving (env FLEETMUX_HOSTS);
@@ -83,6 +90,7 @@ type doctorEnv struct {
 	getenv func(string) string
 	home   string
 	cwd    string
+	state  string // --state: the token file of fleetmux serve --http is next to it
 }
 
 // doctorCmdTimeout bounds tmux -V, ssh -V and ssh -G.
@@ -119,7 +127,7 @@ func runDoctor(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	env := doctorEnv{getenv: os.Getenv}
+	env := doctorEnv{getenv: os.Getenv, state: *state}
 	env.home, _ = os.UserHomeDir()
 	env.cwd, _ = os.Getwd()
 
@@ -156,7 +164,7 @@ func runDoctor(args []string, stdout, stderr io.Writer) int {
 			}
 			fmt.Fprintln(stdout, line)
 		}
-		fmt.Fprintf(stdout, "\n%d checks: %d failed, %d warnings.\n", len(checks), failures, warnings)
+		fmt.Fprintf(stdout, "\n%s: %d failed, %s.\n", countOf(len(checks), "check", "checks"), failures, countOf(warnings, "warning", "warnings"))
 	}
 	if failures > 0 {
 		return 1
@@ -259,7 +267,7 @@ func checkTmux(ctx context.Context, env doctorEnv) []doctorCheck {
 		srv.Detail = where + ": no server running (" + errLine + "); create_session starts one"
 	} else {
 		n := len(strings.Fields(out))
-		srv.Detail = fmt.Sprintf("%s: %d sessions", where, n)
+		srv.Detail = where + ": " + countOf(n, "session", "sessions")
 	}
 	return append(checks, srv)
 }
@@ -298,7 +306,7 @@ func checkStateFile(ctx context.Context, flagPath string) doctorCheck {
 	case err == nil:
 		c.Status = statusOK
 		if seq, err := st.LastSeq(ctx); err == nil {
-			detail += fmt.Sprintf(", %d audit records written", seq)
+			detail += ", " + countOf(int(seq), "audit record", "audit records") + " written"
 		}
 	case errors.Is(err, store.ErrLocked):
 		c.Status, detail = statusWarn, fmt.Sprintf("%s: locked by another process for over %s", detail, doctorLockTimeout)
@@ -392,11 +400,8 @@ func checkSSHAndHosts(ctx context.Context, patterns, sshConfig string) []doctorC
 		return []doctorCheck{c}
 	}
 	c.Status = statusOK
-	files := "no ssh_config found"
-	if f := inv.Files(); len(f) > 0 {
-		files = strings.Join(f, ", ")
-	}
-	c.Detail = fmt.Sprintf("%s (%s), ssh -G works; %d Host aliases in %s", path, version, len(inv.Aliases()), files)
+	files := sshConfigsLookedAt(inv)
+	c.Detail = fmt.Sprintf("%s (%s), ssh -G works; %s in %s", path, version, countOf(len(inv.Aliases()), "Host alias", "Host aliases"), files)
 	if w := inv.Warnings(); len(w) > 0 {
 		c.Status = statusWarn
 		c.Detail += "; " + strings.Join(w, "; ")
@@ -479,7 +484,7 @@ func checkHost(ctx context.Context, inv *fleet.Inventory, alias string) doctorCh
 	conn.Close()
 	parts = append(parts, "resolved "+target)
 	if len(cfg.Jumps) > 0 {
-		parts = append(parts, fmt.Sprintf("via %d ProxyJump hop(s)", len(cfg.Jumps)))
+		parts = append(parts, "via "+countOf(len(cfg.Jumps), "ProxyJump hop", "ProxyJump hops"))
 	}
 	parts = append(parts, "tcp ok")
 

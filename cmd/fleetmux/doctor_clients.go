@@ -2,12 +2,15 @@ package main
 
 import (
 	"context"
+	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"io/fs"
+	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -39,6 +42,15 @@ type clientEntry struct {
 	Command string
 	Args    []string
 	Env     map[string]string
+	// URL is the address of a server the client reaches over HTTP (no
+	// command), with the headers it sends.
+	URL     string
+	Headers map[string]string
+	// BearerEnv names the variable holding the bearer token (Codex's
+	// bearer_token_env_var).
+	BearerEnv string
+
+	probe *httpProbe // what the URL answered, for fleetmux entries
 }
 
 // clientFiles lists the configuration files doctor looks for, under the
@@ -88,11 +100,16 @@ func jsonServers(raw map[string]json.RawMessage, scope string) ([]clientEntry, e
 			Command string            `json:"command"`
 			Args    []string          `json:"args"`
 			Env     map[string]string `json:"env"`
+			URL     string            `json:"url"`       // Claude Code, Cursor, Gemini CLI (SSE)
+			HTTPURL string            `json:"httpUrl"`   // Gemini CLI
+			Server  string            `json:"serverUrl"` // Windsurf
+			Headers map[string]string `json:"headers"`
 		}
 		if err := json.Unmarshal(raw[name], &e); err != nil {
 			return nil, fmt.Errorf("server %q: %w", name, err)
 		}
-		out = append(out, clientEntry{Name: name, Scope: scope, Command: e.Command, Args: e.Args, Env: e.Env})
+		out = append(out, clientEntry{Name: name, Scope: scope, Command: e.Command, Args: e.Args, Env: e.Env,
+			URL: orText(e.HTTPURL, orText(e.URL, e.Server)), Headers: e.Headers})
 	}
 	return out, nil
 }
@@ -201,6 +218,16 @@ func readCodex(data []byte) ([]clientEntry, error) {
 		}
 		e := clientEntry{Name: name, Env: map[string]string{}}
 		e.Command, _ = t["command"].(string)
+		e.URL, _ = t["url"].(string)
+		e.BearerEnv, _ = t["bearer_token_env_var"].(string)
+		if h, ok := t["http_headers"].(map[string]any); ok {
+			e.Headers = map[string]string{}
+			for k, v := range h {
+				if s, ok := v.(string); ok {
+					e.Headers[k] = s
+				}
+			}
+		}
 		if args, ok := t["args"].([]any); ok {
 			for _, a := range args {
 				s, ok := a.(string)
@@ -233,6 +260,7 @@ var carriedEnv = []struct{ name, flag string }{
 	{"LIBTMUX_SAFETY", "--read-only"},
 	{"LIBTMUX_SUPPRESS_HISTORY", ""},
 	{"LIBTMUX_MCP_WAIT_MAX_SECONDS", ""},
+	{"TMUX_TMPDIR", ""}, // where tmux puts its sockets: another server without it
 	{"FLEETMUX_HOSTS", "--hosts"},
 	{"FLEETMUX_SSH_CONFIG", "--ssh-config"},
 	{"FLEETMUX_STATE", "--state"},
@@ -266,21 +294,42 @@ func checkClients(env doctorEnv) []doctorCheck {
 		}
 		var ours []clientEntry
 		userScope := false
+		taken := map[string]bool{}
 		for _, e := range entries {
-			if isFleetmuxCommand(e.Command) {
+			taken[e.Name] = true
+			switch {
+			case e.Command == "" && e.URL != "":
+				if p, ok := fleetmuxHTTP(env, e); ok {
+					e.probe = p
+					ours = append(ours, e)
+					userScope = userScope || e.Scope == "user scope"
+				}
+			case isFleetmuxCommand(e.Command):
 				ours = append(ours, e)
 				userScope = userScope || e.Scope == "user scope"
 			}
 		}
 		if len(ours) == 0 {
+			// The name fleetmux may be taken by another server.
+			entryName := "fleetmux"
+			for i := 2; taken[entryName]; i++ {
+				entryName = fmt.Sprintf("fleetmux-%d", i)
+			}
 			fix := "add the entry of configs/" + configFileFor(f.client) + " with the absolute path " + orText(self, "of fleetmux")
+			if entryName != "fleetmux" {
+				fix += ", under a name of its own (" + entryName + ": the name fleetmux is taken)"
+			}
 			if f.client == "Claude Code" {
-				fix = "claude mcp add --scope user fleetmux -- " + orText(self, "/absolute/path/to/fleetmux")
+				fix = "claude mcp add --scope user " + entryName + " -- " + orText(self, "/absolute/path/to/fleetmux")
 			}
 			checks = append(checks, doctorCheck{Check: name, Status: statusWarn, Detail: "fleetmux is not registered here", Fix: fix})
 			continue
 		}
 		for _, e := range ours {
+			if e.probe != nil {
+				checks = append(checks, checkHTTPEntry(env, f, name, e, userScope))
+				continue
+			}
 			checks = append(checks, checkClientEntry(env, f, name, e, self, userScope))
 		}
 	}
@@ -430,16 +479,7 @@ func checkClientEntry(env doctorEnv, f clientFile, name string, e clientEntry, s
 		notes = append(notes, "env "+strings.Join(keys, ","))
 	}
 
-	// Where the entry applies.
-	if strings.HasPrefix(e.Scope, "local scope") && !userScope {
-		problem(statusWarn, "registered for one directory only: claude mcp list elsewhere does not show it",
-			"claude mcp add --scope user "+e.Name+" -- "+orText(e.Command, abs))
-	}
-	if f.client == "Gemini CLI" {
-		if trusted, why := geminiTrusts(env); !trusted {
-			problem(statusWarn, why, "trust the folder when Gemini CLI asks, or add {\""+env.cwd+"\": \"TRUST_FOLDER\"} to ~/.gemini/trustedFolders.json")
-		}
-	}
+	checkWhere(env, f, e, userScope, "-- "+orText(e.Command, abs), problem)
 	c.Detail = strings.Join(append(notes, probs...), "; ")
 	c.Fix = strings.Join(fixes, "; ")
 	return c
@@ -498,4 +538,146 @@ func geminiTrusts(env doctorEnv) (bool, string) {
 		return true, ""
 	}
 	return false, untrusted
+}
+
+// checkWhere reports where an entry does not apply: one directory only
+// (Claude Code's local scope), an untrusted folder (Gemini CLI). how is
+// the rest of the `claude mcp add --scope user NAME` command that
+// registers the entry for the user.
+func checkWhere(env doctorEnv, f clientFile, e clientEntry, userScope bool, how string, problem func(status, note, fix string)) {
+	if strings.HasPrefix(e.Scope, "local scope") && !userScope {
+		problem(statusWarn, "registered for one directory only: claude mcp list elsewhere does not show it",
+			"claude mcp add --scope user "+e.Name+" "+how)
+	}
+	if f.client == "Gemini CLI" {
+		if trusted, why := geminiTrusts(env); !trusted {
+			problem(statusWarn, why, "trust the folder when Gemini CLI asks, or add {\""+env.cwd+"\": \"TRUST_FOLDER\"} to ~/.gemini/trustedFolders.json")
+		}
+	}
+}
+
+// entryHeaders are the headers the client sends to an HTTP entry's URL.
+func entryHeaders(env doctorEnv, e clientEntry) map[string]string {
+	h := map[string]string{}
+	for k, v := range e.Headers {
+		h[k] = v
+	}
+	if e.BearerEnv != "" {
+		if tok := env.getenv(e.BearerEnv); tok != "" {
+			h["Authorization"] = "Bearer " + tok
+		}
+	}
+	return h
+}
+
+// bearerToken is the token of an Authorization: Bearer header.
+func bearerToken(h map[string]string) string {
+	for k, v := range h {
+		if strings.EqualFold(k, "Authorization") {
+			if scheme, tok, ok := strings.Cut(strings.TrimSpace(v), " "); ok && strings.EqualFold(scheme, "Bearer") {
+				return strings.TrimSpace(tok)
+			}
+		}
+	}
+	return ""
+}
+
+// fleetmuxHTTP reports whether an HTTP entry registers a fleetmux serve
+// --http: its name says fleetmux, it sends the token of fleetmux's token
+// file, or its URL, on this machine, answers as fleetmux. The entry's
+// headers go only to the URL the client sends them to, and to one
+// elsewhere only when the entry is fleetmux's by name or token.
+func fleetmuxHTTP(env doctorEnv, e clientEntry) (*httpProbe, bool) {
+	headers := entryHeaders(env, e)
+	mine := strings.Contains(strings.ToLower(e.Name), mcp.ProductName)
+	if tok := bearerToken(headers); tok != "" && !mine {
+		if want, err := readTokenFile(env); err == nil && subtle.ConstantTimeCompare([]byte(tok), []byte(want)) == 1 {
+			mine = true
+		}
+	}
+	if !mine && !loopbackURL(e.URL) {
+		return nil, false
+	}
+	p := probeMCP(context.Background(), e.URL, headers)
+	if !mine && !p.Fleetmux {
+		return nil, false
+	}
+	return &p, true
+}
+
+// doctorTokenPath is the token file of a fleetmux serve --http started
+// with the state file doctor checks.
+func doctorTokenPath(env doctorEnv) string {
+	p, err := defaultTokenPath(&globalFlags{state: env.state})
+	if err != nil {
+		return "~/.local/state/fleetmux/" + tokenFileName
+	}
+	return p
+}
+
+// readTokenFile reads the default token file (bounded; it holds one word).
+func readTokenFile(env doctorEnv) (string, error) {
+	f, err := os.Open(doctorTokenPath(env))
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, 4096))
+	return strings.TrimSpace(string(data)), err
+}
+
+// checkHTTPEntry checks an entry that reaches fleetmux serve --http: does
+// a fleetmux answer at its URL, and does it take the entry's token.
+func checkHTTPEntry(env doctorEnv, f clientFile, name string, e clientEntry, userScope bool) doctorCheck {
+	c := doctorCheck{Check: fmt.Sprintf("%s %q", name, e.Name), Status: statusOK}
+	if e.Scope != "" {
+		c.Check = fmt.Sprintf("%s %q [%s]", name, e.Name, e.Scope)
+	}
+	var probs, fixes []string
+	problem := func(status, note, fix string) {
+		if status == statusFail || c.Status == statusOK {
+			c.Status = status
+		}
+		probs = append(probs, note)
+		if fix != "" {
+			fixes = append(fixes, fix)
+		}
+	}
+	note := "over HTTP at " + e.URL
+	addr := e.URL
+	if u, err := url.Parse(e.URL); err == nil && u.Host != "" {
+		addr = u.Host
+	}
+	tokenPath := tildePath(doctorTokenPath(env), env.home)
+	p := e.probe
+	switch {
+	case p.Err != nil && refused(p.Err):
+		problem(statusWarn, "nothing answers there: the fleetmux serve --http daemon is not running",
+			"start it where it can keep running (a tmux window, a systemd user unit): fleetmux serve --http "+addr)
+	case p.Err != nil:
+		problem(statusWarn, "no answer: "+p.Err.Error(), "check that fleetmux serve --http "+addr+" runs and is reachable")
+	case p.Status == http.StatusUnauthorized && bearerToken(entryHeaders(env, e)) == "":
+		problem(statusFail, "the daemon wants a bearer token and the entry sends none",
+			"add the header Authorization: Bearer TOKEN with the token of "+tokenPath+" (fleetmux serve's --token-file)")
+	case p.Status == http.StatusUnauthorized:
+		problem(statusFail, "the daemon refuses the entry's bearer token",
+			"put the token of "+tokenPath+" (fleetmux serve's --token-file) in the entry's Authorization: Bearer header")
+	case p.Status == http.StatusForbidden:
+		problem(statusFail, "the daemon refuses the request (HTTP 403): the URL's host must be the address fleetmux serve --http listens on, or localhost",
+			"use the URL fleetmux serve --http prints at start-up")
+	case p.Status != http.StatusOK:
+		problem(statusWarn, fmt.Sprintf("it answers MCP's initialize with HTTP %d", p.Status), "check the URL: fleetmux serve --http prints it at start-up")
+	case !p.Fleetmux:
+		problem(statusWarn, "the server there is "+orText(p.Title, "not fleetmux"), "point the entry at the URL fleetmux serve --http prints")
+	default:
+		note += ", answered by " + p.Title + " (the daemon's own environment applies, not the client's)"
+	}
+	how := "--transport http " + e.URL
+	if bearerToken(e.Headers) != "" {
+		how += " --header \"Authorization: Bearer $(cat " + tokenPath + ")\""
+	}
+	checkWhere(env, f, e, userScope, how, problem)
+	c.Detail = strings.Join(append([]string{note}, probs...), "; ")
+	c.Fix = strings.Join(fixes, "; ")
+	return c
 }

@@ -44,7 +44,7 @@ func doctorHome(t *testing.T) (home, state string) {
 	t.Setenv("HOME", home)
 	for _, v := range []string{"XDG_STATE_HOME", "XDG_CONFIG_HOME", "CODEX_HOME", "GEMINI_CLI_TRUST_WORKSPACE",
 		"GEMINI_CLI_TRUSTED_FOLDERS_PATH", "SSH_AUTH_SOCK", "FLEETMUX_STATE", "FLEETMUX_SSH_CONFIG",
-		"LIBTMUX_SOCKET_PATH", "LIBTMUX_TMUX_BIN", "LIBTMUX_SUPPRESS_HISTORY", "LIBTMUX_MCP_WAIT_MAX_SECONDS"} {
+		"LIBTMUX_SOCKET_PATH", "LIBTMUX_TMUX_BIN", "LIBTMUX_SUPPRESS_HISTORY", "LIBTMUX_MCP_WAIT_MAX_SECONDS", "TMUX_TMPDIR"} {
 		t.Setenv(v, "")
 	}
 	proj := filepath.Join(home, "proj")
@@ -113,6 +113,14 @@ func TestDoctorClientConfigs(t *testing.T) {
 			files: map[string]string{".cursor/mcp.json": `{"mcpServers": {"tmux": ` + entry("@BIN", []string{"--toolsets", "io"}, nil) + `}}`},
 			check: "client Cursor (~/.cursor/mcp.json) \"tmux\"", status: statusWarn,
 			want: []string{"LIBTMUX_SOCKET set in your environment but not in the entry's env", "minimal environment"}, fix: "add LIBTMUX_SOCKET=@SOCK to the entry's env"},
+		{name: "TMUX_TMPDIR missing from env",
+			env:   map[string]string{"TMUX_TMPDIR": "@HOME/tmuxdir"},
+			files: map[string]string{".cursor/mcp.json": `{"mcpServers": {"tmux": ` + entry("@BIN", nil, map[string]string{sock: "@SOCK"}) + `}}`},
+			check: "client Cursor (~/.cursor/mcp.json) \"tmux\"", status: statusWarn,
+			want: []string{"TMUX_TMPDIR set in your environment but not in the entry's env"}, fix: "add TMUX_TMPDIR=@HOME/tmuxdir to the entry's env"},
+		{name: "the name fleetmux is taken",
+			files: map[string]string{".claude.json": `{"mcpServers": {"fleetmux": {"command": "npx", "args": ["other-server"]}}}`},
+			check: "client Claude Code (~/.claude.json)", status: statusWarn, want: []string{"fleetmux is not registered here"}, fix: "claude mcp add --scope user fleetmux-2 -- "},
 		{name: "flag stands for the variable",
 			env:   map[string]string{"FLEETMUX_TOOLSETS": "io"},
 			files: map[string]string{".cursor/mcp.json": `{"mcpServers": {"tmux": ` + entry("@BIN", []string{"--toolsets=io"}, map[string]string{sock: "@SOCK"}) + `}}`},
@@ -321,7 +329,7 @@ func TestDoctorTmuxAndUsage(t *testing.T) {
 	_, state := doctorHome(t)
 	code, out, _ := runCLI(t, "doctor", "--state", state)
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if code != 0 || !strings.HasPrefix(lines[0], "OK    tmux: ") || !strings.HasSuffix(lines[len(lines)-1], "0 failed, 1 warnings.") {
+	if code != 0 || !strings.HasPrefix(lines[0], "OK    tmux: ") || !strings.HasSuffix(lines[len(lines)-1], "0 failed, 1 warning.") {
 		t.Errorf("text output (exit %d):\n%s", code, out)
 	}
 }

@@ -193,10 +193,10 @@ func runHostChecks(ctx context.Context, inv *fleet.Inventory, rows []*hostsRow, 
 
 func printHostsTable(w io.Writer, inv *fleet.Inventory, rows []*hostsRow, sel fleet.Selection, checked bool) {
 	if len(rows) == 0 {
-		if files := inv.Files(); len(files) > 0 {
-			fmt.Fprintf(w, "No Host aliases found in %s.\n", strings.Join(files, ", "))
+		if len(inv.Files()) > 0 {
+			fmt.Fprintf(w, "No Host aliases found in %s.\n", sshConfigsLookedAt(inv))
 		} else {
-			fmt.Fprintf(w, "No ssh_config found; add Host entries to %s or pass --ssh-config FILE.\n", inv.UserConfigPath())
+			fmt.Fprintf(w, "No ssh_config found: neither %s nor %s exists; add Host entries to %s or pass --ssh-config FILE.\n", inv.UserConfigPath(), fleet.DefaultSystemConfig, inv.UserConfigPath())
 		}
 		return
 	}
@@ -253,7 +253,7 @@ func printHostsTable(w io.Writer, inv *fleet.Inventory, rows []*hostsRow, sel fl
 		fmt.Fprintln(tw, strings.Join(cols, "\t"))
 	}
 	tw.Flush()
-	fmt.Fprintf(w, "\n%d hosts from %s (resolved with ssh -G); ", len(rows), strings.Join(inv.Files(), ", "))
+	fmt.Fprintf(w, "\n%s from %s (resolved with ssh -G); ", countOf(len(rows), "host", "hosts"), sshConfigsLookedAt(inv))
 	if sel.Empty() {
 		fmt.Fprintln(w, "none selected: pass --hosts PATTERNS (or set FLEETMUX_HOSTS) to enable hosts.")
 	} else {

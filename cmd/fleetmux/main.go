@@ -31,12 +31,13 @@ var version = "0.1.0"
 
 // subcommands maps a subcommand name to its entry point.
 var subcommands = map[string]func(args []string, stdout, stderr io.Writer) int{
-	"tools": runTools,
-	"call":  runCall,
-	"hosts": runHosts,
-	"audit": runAudit,
-	"bench": runBench,
-	"serve": runServe,
+	"tools":   runTools,
+	"call":    runCall,
+	"hosts":   runHosts,
+	"audit":   runAudit,
+	"bench":   runBench,
+	"serve":   runServe,
+	"version": runVersion,
 }
 
 // doctor reads the subcommand table (an entry of a client config may name
@@ -64,6 +65,7 @@ Usage:
                                     check tmux, the state file, ssh, hosts and
                                     the MCP client configs, with a fix for each
                                     problem
+  fleetmux version                  print the version (also --version)
   fleetmux help [COMMAND]           this help, or the help of COMMAND
 
 Serving speaks MCP on stdin/stdout; logs go to stderr. It is meant to be
@@ -112,6 +114,9 @@ type globalFlags struct {
 	fanout     posInt
 	extensions bool
 	maxCall    secondsFlag
+	// quietToolErrors drops the server's log record of a tool call that
+	// failed: `fleetmux call` prints the result and one line about it.
+	quietToolErrors bool
 	// envWarnings are bad values of environment variables that give a
 	// flag its default (logged at start-up; the built-in default is used).
 	envWarnings []string
@@ -290,7 +295,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if *showVersion {
-		fmt.Fprintf(stdout, "fleetmux %s (libtmux-mcp %s compatible)\n", version, mcp.ServerVersion)
+		printVersion(stdout)
 		return 0
 	}
 	if fs.NArg() > 0 {
@@ -298,6 +303,32 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	return serve(&g, stderr)
+}
+
+// countOf is "1 host", "2 hosts": n and the word in its number.
+func countOf(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
+}
+
+func printVersion(w io.Writer) {
+	fmt.Fprintf(w, "fleetmux %s (libtmux-mcp %s compatible)\n", version, mcp.ServerVersion)
+}
+
+// runVersion is `fleetmux version`, the same as `fleetmux --version`.
+func runVersion(args []string, stdout, stderr io.Writer) int {
+	switch {
+	case len(args) == 1 && (args[0] == "--help" || args[0] == "-help" || args[0] == "-h"):
+		fmt.Fprintln(stdout, "Usage: fleetmux version\n\nPrints the version of fleetmux and of the libtmux-mcp it replaces, like\nfleetmux --version.")
+		return 0
+	case len(args) > 0:
+		fmt.Fprintf(stderr, "fleetmux version: unexpected argument %q (see fleetmux version --help)\n", args[0])
+		return 2
+	}
+	printVersion(stdout)
+	return 0
 }
 
 // runHelp is `fleetmux help [COMMAND]`.
@@ -312,7 +343,7 @@ func runHelp(args []string, stdout, stderr io.Writer) int {
 	if sc, ok := subcommands[args[0]]; ok {
 		return sc([]string{"--help"}, stdout, stderr)
 	}
-	fmt.Fprintf(stderr, "fleetmux help: unknown command %q (commands: serve, tools, call, hosts, audit, bench, doctor)\n", args[0])
+	fmt.Fprintf(stderr, "fleetmux help: unknown command %q (commands: serve, tools, call, hosts, audit, bench, doctor, version)\n", args[0])
 	return 2
 }
 
@@ -343,6 +374,9 @@ func build(ctx context.Context, g *globalFlags, log *slog.Logger) (*mcp.Server, 
 	if err != nil {
 		return nil, nil, fmt.Errorf("--toolsets: %w", err)
 	}
+	if err := checkToolsets(sets, g, log); err != nil {
+		return nil, nil, err
+	}
 	opts := mcp.Options{Settings: settings, Logger: log, Version: version, Toolsets: sets, FanoutConcurrency: int(g.fanout),
 		Extensions: g.extensions, MaxCallSeconds: g.maxCall.v}
 	st, stopStore := openStore(ctx, g, log)
@@ -371,6 +405,45 @@ func build(ctx context.Context, g *globalFlags, log *slog.Logger) (*mcp.Server, 
 		return nil, nil, err
 	}
 	return srv, cleanup, nil
+}
+
+// errNoTools reports a --toolsets selection that leaves no tool to serve.
+var errNoTools = errors.New("no tool to serve")
+
+// emptyToolsetReason says why the toolset named shows no tool with these
+// flags, "" when it shows some. Only local mode hides whole toolsets:
+// list_hosts is fleet-only and the jobs tools are extensions; every other
+// toolset has a read-only tool.
+func emptyToolsetReason(set string, g *globalFlags) string {
+	if g.hosts != "" {
+		return ""
+	}
+	switch {
+	case set == "fleet":
+		return "toolset fleet has no tools in local mode (no --hosts): list_hosts needs fleet mode"
+	case set == "jobs" && !g.extensions:
+		return "toolset jobs has no tools in local mode (no --hosts) without --extensions (or FLEETMUX_EXTENSIONS=1)"
+	}
+	return ""
+}
+
+// checkToolsets warns about the toolsets of --toolsets that show no tool,
+// and refuses a selection that leaves none: a server without tools looks
+// connected in the client and does nothing.
+func checkToolsets(sets []string, g *globalFlags, log *slog.Logger) error {
+	var why []string
+	for _, set := range sets {
+		if r := emptyToolsetReason(set, g); r != "" {
+			why = append(why, r)
+		}
+	}
+	if len(why) > 0 && len(why) == len(sets) {
+		return fmt.Errorf("--toolsets %s: %w: %s", strings.Join(sets, ","), errNoTools, strings.Join(why, "; "))
+	}
+	for _, w := range why {
+		log.Warn("--toolsets: " + w)
+	}
+	return nil
 }
 
 func serve(g *globalFlags, stderr io.Writer) int {
@@ -435,6 +508,9 @@ func inProcess(args []string, name string, stdout, stderr io.Writer, extra func(
 	}
 	ctx := context.Background()
 	log := newLogger(g.logLevel, stderr)
+	if g.quietToolErrors {
+		log = slog.New(dropToolErrors{log.Handler()})
+	}
 	srv, cleanup, err := build(ctx, &g, log)
 	if err != nil {
 		fmt.Fprintf(stderr, "fleetmux %s: %v\n", name, err)
@@ -535,7 +611,7 @@ func printToolsetCounts(w io.Writer, g *globalFlags, shown map[string]int, total
 	if list, _ := mcp.ParseToolsets(g.toolsets); list != nil {
 		sets = strings.Join(list, ",")
 	}
-	fmt.Fprintf(w, "\n%d tools shown (safety tier %s, toolsets %s).\n\n", total, settings.Safety, sets)
+	fmt.Fprintf(w, "\n%s shown (safety tier %s, toolsets %s).\n\n", countOf(total, "tool", "tools"), settings.Safety, sets)
 	fmt.Fprintf(w, "%-9s %5s %9s  %s\n", "TOOLSET", "SHOWN", "AVAILABLE", "HOLDS")
 	for _, ts := range mcp.Toolsets() {
 		fmt.Fprintf(w, "%-9s %5d %9d  %s\n", ts.Name, shown[ts.Name], sizes[ts.Name], ts.About)
@@ -604,7 +680,10 @@ fleet mode).
 `
 
 func runCall(args []string, stdout, stderr io.Writer) int {
-	var host string
+	var (
+		host string
+		gf   *globalFlags
+	)
 	// Flags may come before or after TOOL and JSON: gather them first. "--"
 	// ends the flags.
 	var pos, flags []string
@@ -641,6 +720,8 @@ func runCall(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "fleetmux call: %v\n", err)
 			return 2
 		}
+		g.quietToolErrors = true
+		gf = g
 		switch {
 		case host == "":
 		case g.hosts != "":
@@ -667,9 +748,98 @@ func runCall(args []string, stdout, stderr io.Writer) int {
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(res)
 	if res.IsError {
+		msg := "fleetmux call: " + oneLine(firstText(res))
+		if strings.HasPrefix(firstText(res), "Unknown tool") {
+			if hint := hiddenToolHint(fs.Arg(0), gf); hint != "" {
+				msg += ". " + hint
+			}
+		}
+		fmt.Fprintln(stderr, msg)
 		return 1
 	}
 	return 0
+}
+
+// dropToolErrors is a log handler without the server's records of failed
+// tool calls ("Error in tools/call: ..."), for `fleetmux call`, which
+// prints the result itself.
+type dropToolErrors struct{ slog.Handler }
+
+func (h dropToolErrors) Handle(ctx context.Context, r slog.Record) error {
+	if strings.HasPrefix(r.Message, "Error in tools/call: ") {
+		return nil
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h dropToolErrors) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return dropToolErrors{h.Handler.WithAttrs(attrs)}
+}
+
+func (h dropToolErrors) WithGroup(name string) slog.Handler {
+	return dropToolErrors{h.Handler.WithGroup(name)}
+}
+
+// firstText is the text of a tool result's first text content.
+func firstText(res *sdk.CallToolResult) string {
+	for _, c := range res.Content {
+		if t, ok := c.(*sdk.TextContent); ok {
+			return t.Text
+		}
+	}
+	return ""
+}
+
+// hiddenToolHint says why the tool named is not served with these flags
+// and environment, and which setting shows it; "" when none does.
+func hiddenToolHint(name string, g *globalFlags) string {
+	set := mcp.ToolsetOf(name)
+	if set == "" {
+		return "no tool of that name; fleetmux tools lists them"
+	}
+	if emptyToolsetReason(set, g) != "" {
+		if set == "fleet" {
+			return name + " needs fleet mode: select hosts with --hosts PATTERNS (or FLEETMUX_HOSTS)"
+		}
+		return name + " is one of fleetmux's extensions: pass --extensions (or set FLEETMUX_EXTENSIONS=1), or select hosts with --hosts"
+	}
+	var hints []string
+	settings, _ := mcp.SettingsFromEnv(nil) // already checked by build
+	if tier, ok := catalogTier(name); ok && tier > settings.Safety {
+		hints = append(hints, fmt.Sprintf("%s is a %s tool; set LIBTMUX_SAFETY=%s to enable it", name, tier, tier))
+	} else if ok && g.readOnly && tier > mcp.TierReadonly {
+		hints = append(hints, fmt.Sprintf("%s is a %s tool; drop --read-only to enable it", name, tier))
+	}
+	if sets, _ := mcp.ParseToolsets(g.toolsets); sets != nil && !slices.Contains(sets, set) {
+		hints = append(hints, fmt.Sprintf("%s is in toolset %s, which --toolsets (or FLEETMUX_TOOLSETS) leaves out: add %s to it", name, set, set))
+	}
+	return strings.Join(hints, "; ")
+}
+
+// catalogTier is the safety tier of the tool named, read from the listing
+// of a server that shows every tool (local mode: list_hosts is not in it).
+func catalogTier(name string) (mcp.Tier, bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	srv, err := mcp.New(mcp.Options{Settings: mcp.Settings{Safety: mcp.TierDestructive}, Extensions: true})
+	if err != nil {
+		return 0, false
+	}
+	cs, done, err := srv.InProcess(ctx, "fleetmux-cli")
+	if err != nil {
+		return 0, false
+	}
+	defer done()
+	res, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		return 0, false
+	}
+	for _, t := range res.Tools {
+		if t.Name == name {
+			return mcp.ParseTier(toolTier(t))
+		}
+	}
+	return 0, false
 }
 
 // parseCallArguments reads the JSON argument of `fleetmux call`: an object,

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/fleetmux/fleetmux/fleet"
@@ -61,7 +63,7 @@ func openFleet(g *globalFlags, st *store.Store, log *slog.Logger) (mcp.Backend, 
 	}
 	selected := inv.Select(sel)
 	if len(selected) == 0 {
-		return nil, noop, fmt.Errorf("--hosts %q matches no Host alias in %v (see fleetmux hosts)", g.hosts, inv.Files())
+		return nil, noop, fmt.Errorf("--hosts %q matches no Host alias in %s (see fleetmux hosts)", g.hosts, sshConfigsLookedAt(inv))
 	}
 	if !g.noLocal {
 		selected = append(selected, fleet.LocalHost)
@@ -102,4 +104,23 @@ func checkOneHost(ctx context.Context, alias string, cfg *transport.SSHConfig) (
 		return "connected", "", rtt, fmt.Errorf("tmux -V: exit %d: %s", res.ExitCode, res.Stderr)
 	}
 	return "connected", tmux.ParseVersion(res.Stdout), rtt, nil
+}
+
+// sshConfigsLookedAt names, comma-separated, the ssh_config files the
+// inventory looked at: the files read (Includes included) and the default
+// files that do not exist, marked "(not found)".
+func sshConfigsLookedAt(inv *fleet.Inventory) string {
+	return describeSSHConfigs(inv.UserConfigPath(), inv.Files(), fleet.DefaultSystemConfig)
+}
+
+func describeSSHConfigs(user string, read []string, system string) string {
+	var out []string
+	if !slices.Contains(read, user) {
+		out = append(out, user+" (not found)")
+	}
+	out = append(out, read...)
+	if !slices.Contains(read, system) {
+		out = append(out, system+" (not found)")
+	}
+	return strings.Join(out, ", ")
 }
