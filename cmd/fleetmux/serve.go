@@ -245,10 +245,14 @@ func serveHTTP(g *globalFlags, o *httpFlags, stderr io.Writer) int {
 	go func() { served <- hs.Serve(ln) }()
 
 	url := "http://" + bound.String() + "/mcp"
+	// The warning comes before the address line: whoever reads the address
+	// (a person, or a script that waits for it) has read the warning too.
+	if o.noAuth {
+		log.Warn("authentication is OFF (--no-auth): every local user and process can drive tmux through " + url)
+	}
 	fmt.Fprintf(stderr, "fleetmux: serving MCP over streamable HTTP at %s (Ctrl-C stops it)\n", url)
 	switch {
 	case o.noAuth:
-		log.Warn("authentication is OFF (--no-auth): every local user and process can drive tmux through " + url)
 	case created:
 		fmt.Fprintf(stderr, "fleetmux: created a bearer token in %s; clients send \"Authorization: Bearer $(cat %s)\"\n", tokenPath, tokenPath)
 	default:
