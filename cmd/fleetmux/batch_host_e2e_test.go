@@ -167,6 +167,27 @@ func TestBatchOnHostEndToEnd(t *testing.T) {
 	if got := option(h2, "@i19batch"); got != "" {
 		t.Fatalf("h2's @i19batch = %q", got)
 	}
+	// Host lists of a fan-out are checked whole before anything runs:
+	// 20,000 unknown names and h1, then a few unknown names and h1.
+	ghosts := make([]any, 0, 20001)
+	for i := range 20000 {
+		ghosts = append(ghosts, fmt.Sprintf("ghost-%05d", i))
+	}
+	for _, tc := range []struct {
+		hosts []any
+		want  string
+	}{
+		{append(ghosts, "h1"), "host list of 20001 entries"},
+		{[]any{"h1", "ghost-1", "ghost-2", "local"}, `2 entries name no selected host ("ghost-1", "ghost-2")`},
+	} {
+		res := c.call("set_option", map[string]any{"host": tc.hosts, "option": "@i19fan", "value": "ran", "global_": true})
+		if !res.IsError || !strings.Contains(resultText(res), tc.want) || len(resultText(res)) > 600 {
+			t.Fatalf("host list of %d: %.400s", len(tc.hosts), resultText(res))
+		}
+	}
+	if a, b := option(h1, "@i19fan"), option(nil, "@i19fan"); a != "" || b != "" {
+		t.Fatalf("a refused host list ran: h1 %q, local %q", a, b)
+	}
 	cs.Close()
 
 	// The audit names the host every nested call ran on.
@@ -175,6 +196,7 @@ func TestBatchOnHostEndToEnd(t *testing.T) {
 		t.Fatalf("audit: %v", err)
 	}
 	got := map[string]int{}
+	fanRecords := 0
 	sc := bufio.NewScanner(strings.NewReader(string(aout)))
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
@@ -184,9 +206,21 @@ func TestBatchOnHostEndToEnd(t *testing.T) {
 		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
 			t.Fatalf("audit line %q: %v", sc.Text(), err)
 		}
+		if rec.Tool == "set_option" && rec.Parent == "" { // only the host-list calls
+			if rec.Outcome == "ok" {
+				t.Errorf("a refused host list audited as ok: %.300s", sc.Text())
+			}
+			fanRecords++
+			if len(rec.Host) > 256 {
+				t.Errorf("audit host field of %d bytes", len(rec.Host))
+			}
+		}
 		if rec.Parent != "" {
 			got[rec.Parent+" "+rec.Tool+"@"+rec.Host+" "+rec.Outcome]++
 		}
+	}
+	if fanRecords != 2 {
+		t.Errorf("%d audit records for the two refused host lists, want 2", fanRecords)
 	}
 	for k, n := range map[string]int{
 		"call_readonly_tools_batch list_sessions@h1 ok":   1,
