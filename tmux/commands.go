@@ -34,7 +34,7 @@ func (c Cmd) Name() string {
 func cmd(args ...string) Cmd { return Cmd{args: args} }
 
 // positional appends a command's positional arguments (names, values,
-// keys, commands a user chose) after its flags, ending the flags with
+// commands a user chose) after its flags, ending the flags with
 // "--" when the first one starts with '-': tmux reads flags up to the
 // first argument that does not start with '-', so a name "-k" would be
 // taken for a flag. Other argv are left as they were (tmux 3.2 and later
@@ -168,12 +168,14 @@ func (s *Server) CmdArgv(cmds ...Cmd) []string { return s.Argv(join(cmds)...) }
 
 // SendKeys types keys into target; literal (-l) sends them as text
 // rather than key names. The text is never taken for a command separator.
+// Keys starting with '-' get no "--": tmux reads them as flags, as in the
+// reference server (docs/compatibility.md).
 func SendKeys(target string, literal bool, keys string) Cmd {
 	args := []string{"send-keys", "-t", target}
 	if literal {
 		args = append(args, "-l")
 	}
-	return cmd(positional(args, Literal(keys))...)
+	return cmd(append(args, Literal(keys))...)
 }
 
 // SendKeysRaw is SendKeys without separator protection for the text
@@ -183,7 +185,7 @@ func SendKeysRaw(target string, literal bool, keys string) Cmd {
 	if literal {
 		args = append(args, "-l")
 	}
-	return cmd(positional(args, keys)...)
+	return cmd(append(args, keys)...)
 }
 
 // SendEnter presses Enter in target.
