@@ -33,6 +33,7 @@ func (s *Server) dispatch(ctx context.Context, req *sdk.CallToolRequest, name st
 			}
 			host = strings.Join(names, ",")
 		}
+		host = shortLabel(host) // the audit's host field stays bounded
 	}
 	var (
 		res *sdk.CallToolResult

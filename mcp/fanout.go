@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -87,9 +88,26 @@ type hostList struct {
 	label  string // the argument as written, for errors and the audit
 }
 
+// Bounds of a host argument, checked before anything runs: the entries
+// of a list (each alias or glob) and its bytes. A fleet larger than this
+// is named by globs, which expand to any number of selected hosts.
+const (
+	maxHostListEntries = 256
+	maxHostListBytes   = 16 << 10
+)
+
+// ErrHostList is the class of host arguments refused before anything
+// runs: too long, or naming hosts outside the selection.
+var ErrHostList = errors.New("host list refused")
+
+// unknownHostsShown is how many unknown names a refusal quotes.
+const unknownHostsShown = 5
+
 // parseHosts reads the host argument: one alias, a glob ("*", "dev-*"),
 // a comma-separated list or a JSON list, whose entries may be globs.
-// Entries that match nothing are an error; duplicates are dropped.
+// The whole list is checked before anything runs: at most
+// maxHostListEntries entries and maxHostListBytes bytes, every alias a
+// selected host, every glob matching one; duplicates are dropped.
 func (s *Server) parseHosts(v any) (hostList, error) {
 	var entries []string
 	hl := hostList{}
@@ -99,8 +117,9 @@ func (s *Server) parseHosts(v any) (hostList, error) {
 		if !strings.Contains(h, ",") && !isGlob(h) {
 			return hostList{hosts: []string{h}, label: h}, nil
 		}
-		for _, e := range strings.Split(h, ",") {
-			entries = append(entries, strings.TrimSpace(e))
+		entries = strings.Split(h, ",")
+		for i, e := range entries {
+			entries[i] = strings.TrimSpace(e)
 		}
 	case []string:
 		hl.label = strings.Join(h, ",")
@@ -109,18 +128,30 @@ func (s *Server) parseHosts(v any) (hostList, error) {
 		return hl, expectedf("host must be a host alias, a glob, or a list of them")
 	}
 	hl.fanout = true
+	if n := len(hl.label); n > maxHostListBytes || len(entries) > maxHostListEntries {
+		return hl, &ToolError{Msg: fmt.Sprintf("host list of %d entries (%d bytes) refused: at most %d entries and %d bytes; name groups of hosts with a glob (\"dev-*\") instead", len(entries), n, maxHostListEntries, maxHostListBytes), Expected: true, cause: ErrHostList}
+	}
 	seen := map[string]bool{}
+	var unknown []string
+	var firstErr error
 	for _, e := range entries {
 		if e == "" {
-			return hl, expectedf("host %q: an empty entry in the host list", hl.label)
+			return hl, expectedf("host %q: an empty entry in the host list", shortLabel(hl.label))
 		}
-		names := []string{e}
-		if isGlob(e) {
-			m, err := s.opts.Backend.Match(e)
-			if err != nil {
-				return hl, &HostError{Host: e, Err: err}
+		m, err := s.opts.Backend.Match(e)
+		if err == nil && !isGlob(e) && !slices.Contains(m, e) {
+			err = fmt.Errorf("not a selected host (enable it with --hosts)")
+		}
+		if err != nil {
+			if len(unknown) == 0 {
+				firstErr = err
 			}
-			names = m
+			unknown = append(unknown, e)
+			continue
+		}
+		names := m
+		if !isGlob(e) {
+			names = []string{e}
 		}
 		for _, n := range names {
 			if !seen[n] {
@@ -129,7 +160,39 @@ func (s *Server) parseHosts(v any) (hostList, error) {
 			}
 		}
 	}
+	switch {
+	case len(unknown) == 1:
+		return hl, &HostError{Host: unknown[0], Err: firstErr}
+	case len(unknown) > 1:
+		shown := unknown[:min(len(unknown), unknownHostsShown)]
+		quoted := make([]string, len(shown))
+		for i, u := range shown {
+			quoted[i] = strconv.Quote(shortLabel(u))
+		}
+		more := ""
+		if n := len(unknown) - len(shown); n > 0 {
+			more = fmt.Sprintf(" and %d more", n)
+		}
+		return hl, &ToolError{Msg: fmt.Sprintf("host list refused: %d entries name no selected host (%s%s); nothing ran. Enable hosts with --hosts, or check the names with list_hosts", len(unknown), strings.Join(quoted, ", "), more), Expected: true, cause: ErrHostList}
+	}
 	return hl, nil
+}
+
+// maxHostLabel bounds the host argument as it is quoted in errors and
+// written to the audit record.
+const maxHostLabel = 200
+
+// shortLabel is a host argument cut to maxHostLabel bytes (on a rune
+// boundary), saying how much was left out.
+func shortLabel(s string) string {
+	if len(s) <= maxHostLabel {
+		return s
+	}
+	cut := maxHostLabel
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + fmt.Sprintf("…(+%d bytes)", len(s)-cut)
 }
 
 // hostSpecificArgs names the arguments whose values mean something on
@@ -215,7 +278,7 @@ func (s *Server) fanOutAction(ctx context.Context, req *sdk.CallToolRequest, t *
 		return ro.maxFailures >= 0 && failures >= ro.maxFailures
 	}
 	sem := make(chan struct{}, conc)
-	parent := t.spec.Name + "@" + hl.label
+	parent := t.spec.Name + "@" + shortLabel(hl.label)
 	for _, wave := range waves {
 		var wg sync.WaitGroup
 		for _, h := range wave {

@@ -306,16 +306,27 @@ func ToolsetOf(name string) string {
 }
 
 // ToolsetSizes returns, for each toolset, how many of its tools the
-// safety tier admits; fleet counts the fleet-only tools too. It is what
+// safety tier admits; fleet counts the fleet-only tools too, extended
+// the jobs tools (served in fleet mode or with --extensions). It is what
 // selecting the toolset adds to tools/list.
-func ToolsetSizes(safety Tier, fleet bool) map[string]int {
+func ToolsetSizes(safety Tier, fleet, extended bool) map[string]int {
 	out := map[string]int{}
-	for _, ts := range append(append([]*toolSpec(nil), spec.Tools...), spec.FleetTools...) {
+	admits := func(ts *toolSpec) bool {
 		tier, ok := ParseTier(ts.Tier)
-		if !ok || tier > safety || ts.NoHostParam && !fleet {
+		return ok && tier <= safety
+	}
+	for _, ts := range append(append([]*toolSpec(nil), spec.Tools...), spec.FleetTools...) {
+		if !admits(ts) || ts.NoHostParam && !fleet || isJobTool(ts.Name) {
 			continue
 		}
 		out[ToolsetOf(ts.Name)]++
+	}
+	if fleet || extended {
+		for _, jt := range jobsSpec.Tools {
+			if admits(&jt.toolSpec) {
+				out[ToolsetOf(jt.Name)]++
+			}
+		}
 	}
 	return out
 }

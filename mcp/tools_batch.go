@@ -100,10 +100,7 @@ func (c *Call) batchOne(ctx context.Context, index int, name string, args map[st
 		row.ElapsedSeconds = PyFloat(time.Since(start).Seconds())
 		return row
 	}
-	if args == nil {
-		args = map[string]any{}
-	}
-	res := c.CallTool(ctx, name, args)
+	res := c.CallTool(ctx, name, c.batchArgs(name, args))
 	row.Success = !res.IsError
 	for _, blk := range res.Content {
 		if v := orderedJSON(blk); v != nil {
@@ -131,6 +128,26 @@ func (c *Call) batchOne(ctx context.Context, index int, name string, args map[st
 	}
 	row.ElapsedSeconds = PyFloat(time.Since(start).Seconds())
 	return row
+}
+
+// batchArgs is what one operation runs with: its own arguments, and in
+// fleet mode the batch's host when the operation names none, so that a
+// batch on h1 acts on h1. An operation that names a host of its own runs
+// there; dispatch puts it through that host's gate and --host-safety cap
+// like any call. The operation's map is never changed.
+func (c *Call) batchArgs(name string, args map[string]any) map[string]any {
+	out := make(map[string]any, len(args)+1)
+	maps.Copy(out, args)
+	if !c.s.opts.Backend.Fleet() {
+		return out
+	}
+	if t := c.s.byName[name]; t == nil || t.spec.NoHostParam {
+		return out
+	}
+	if h, ok := out["host"]; !ok || h == nil {
+		out["host"] = c.Host
+	}
+	return out
 }
 
 // batchCheck returns the refusal message for an operation the wrapper

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -31,6 +32,19 @@ func (c Cmd) Name() string {
 }
 
 func cmd(args ...string) Cmd { return Cmd{args: args} }
+
+// positional appends a command's positional arguments (names, values,
+// commands a user chose) after its flags, ending the flags with
+// "--" when the first one starts with '-': tmux reads flags up to the
+// first argument that does not start with '-', so a name "-k" would be
+// taken for a flag. Other argv are left as they were (tmux 3.2 and later
+// accept "--" after any command's flags).
+func positional(args []string, vals ...string) []string {
+	if len(vals) > 0 && strings.HasPrefix(vals[0], "-") {
+		args = append(args, "--")
+	}
+	return append(args, vals...)
+}
 
 // guardFailed is the command a guard's false branch names: it does not
 // exist, so parsing it fails and if-shell fails with it, which stops the
@@ -154,6 +168,8 @@ func (s *Server) CmdArgv(cmds ...Cmd) []string { return s.Argv(join(cmds)...) }
 
 // SendKeys types keys into target; literal (-l) sends them as text
 // rather than key names. The text is never taken for a command separator.
+// Keys starting with '-' get no "--": tmux reads them as flags, as in the
+// reference server (docs/compatibility.md).
 func SendKeys(target string, literal bool, keys string) Cmd {
 	args := []string{"send-keys", "-t", target}
 	if literal {
@@ -272,7 +288,7 @@ func DisplayMessage(target, format string) Cmd {
 	}
 	args = append(args, "-p")
 	if format != "" {
-		args = append(args, format)
+		args = positional(args, format)
 	}
 	return cmd(args...)
 }
@@ -299,7 +315,7 @@ func RespawnPane(target string, kill bool, dir *string, env []string, shell stri
 	}
 	args = append(args, envArgs(env)...)
 	if shell != "" {
-		args = append(args, shell)
+		args = positional(args, shell)
 	}
 	return cmd(args...)
 }
@@ -415,7 +431,7 @@ func SplitWindow(s Split) Cmd {
 	args = append(args, "-d")
 	args = append(args, envArgs(s.Spawn.Env)...)
 	if s.Shell != "" {
-		args = append(args, s.Shell)
+		args = positional(args, s.Shell)
 	}
 	return cmd(args...)
 }
@@ -457,7 +473,7 @@ func (w NewWindow) Cmd() Cmd {
 
 // RenameWindow renames target; the name is taken literally.
 func RenameWindow(target, name string) Cmd {
-	return cmd("rename-window", "-t", target, EscapeLiteral(name))
+	return cmd(positional([]string{"rename-window", "-t", target}, EscapeLiteral(name))...)
 }
 
 // SelectWindow makes target the current window of its session.
@@ -537,7 +553,7 @@ func (n NewSession) Cmd() Cmd {
 
 // RenameSession renames target; the name is taken literally.
 func RenameSession(target, name string) Cmd {
-	return cmd("rename-session", "-t", target, EscapeLiteral(name))
+	return cmd(positional([]string{"rename-session", "-t", target}, EscapeLiteral(name))...)
 }
 
 // KillSession kills target.
@@ -602,10 +618,10 @@ func ContainsFilter(pattern string, regex, matchCase bool) (string, bool) {
 // ---- channels ----
 
 // WaitFor blocks until channel is signalled.
-func WaitFor(channel string) Cmd { return cmd("wait-for", channel) }
+func WaitFor(channel string) Cmd { return cmd(positional([]string{"wait-for"}, channel)...) }
 
 // Signal signals channel (wait-for -S).
-func Signal(channel string) Cmd { return cmd("wait-for", "-S", channel) }
+func Signal(channel string) Cmd { return cmd(positional([]string{"wait-for", "-S"}, channel)...) }
 
 // Pause holds the rest of a command list for d (run-shell -d with no
 // command, tmux 3.2 and later; millisecond resolution).
@@ -675,12 +691,12 @@ func (t OptionTarget) optionArgs(sub string) []string {
 
 // ShowOptions prints option (or all options when "") at t.
 func ShowOptions(t OptionTarget, option string) Cmd {
-	return cmd(append(t.optionArgs("show-options"), option)...)
+	return cmd(positional(t.optionArgs("show-options"), option)...)
 }
 
 // SetOption sets option to value at t.
 func SetOption(t OptionTarget, option, value string) Cmd {
-	return cmd(append(t.optionArgs("set-option"), option, value)...)
+	return cmd(positional(t.optionArgs("set-option"), option, value)...)
 }
 
 // ShowPaneOption prints the value of a pane option of target (-v).
@@ -735,7 +751,11 @@ func ShowHooks(t OptionTarget) Cmd {
 
 // ShowHook prints one hook at t.
 func ShowHook(t OptionTarget, name string) Cmd {
-	return cmd(append(ShowHooks(t).args, name)...)
+	args := ShowHooks(t).args
+	if slices.Contains(args, "") { // the session scope's empty flag already ends the flags
+		return cmd(append(args, name)...)
+	}
+	return cmd(positional(args, name)...)
 }
 
 // ShowGlobalWindowHooks prints the global window hooks (show-hooks -g -w).
@@ -753,7 +773,7 @@ func ShowEnvironment(session string) Cmd {
 // session is "").
 func SetEnvironment(session, name, value string) Cmd {
 	if session == "" {
-		return cmd("set-environment", "-g", name, value)
+		return cmd(positional([]string{"set-environment", "-g"}, name, value)...)
 	}
-	return cmd("set-environment", "-t", session, name, value)
+	return cmd(positional([]string{"set-environment", "-t", session}, name, value)...)
 }

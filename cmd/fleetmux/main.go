@@ -606,7 +606,8 @@ func printToolsetCounts(w io.Writer, g *globalFlags, shown map[string]int, total
 	if g.readOnly {
 		settings.Safety = mcp.TierReadonly
 	}
-	sizes := mcp.ToolsetSizes(settings.Safety, g.hosts != "")
+	fleet := g.hosts != ""
+	sizes := mcp.ToolsetSizes(settings.Safety, fleet, g.extensions)
 	sets := "all"
 	if list, _ := mcp.ParseToolsets(g.toolsets); list != nil {
 		sets = strings.Join(list, ",")
@@ -617,6 +618,9 @@ func printToolsetCounts(w io.Writer, g *globalFlags, shown map[string]int, total
 		fmt.Fprintf(w, "%-9s %5d %9d  %s\n", ts.Name, shown[ts.Name], sizes[ts.Name], ts.About)
 	}
 	fmt.Fprintln(w, "\nAVAILABLE counts the toolset's tools within the safety tier: what naming it in\n--toolsets (or FLEETMUX_TOOLSETS) shows.")
+	if !fleet && !g.extensions {
+		fmt.Fprintln(w, "The fleet toolset is served in fleet mode (--hosts), the jobs toolset in fleet\nmode or with --extensions.")
+	}
 }
 
 // toolTier is the safety tier of a listed tool: its tag in
