@@ -89,27 +89,65 @@ func (b *outputBudget) exceeded() bool {
 }
 
 // boundedBuffer collects output up to its budget; past it, Write fails
-// (which makes os/exec and io.Copy stop reading).
+// (which makes os/exec and io.Copy stop reading). It keeps fixed-size
+// chunks and joins them once, into a slice of the exact size: growing one
+// slice by append holds the old and the new array at each doubling, so a
+// 64 MiB output peaked at about twice that before the join.
 type boundedBuffer struct {
 	budget *outputBudget
 	mu     sync.Mutex
-	buf    []byte
+	chunks [][]byte
+	n      int
 }
+
+// chunkSize is the size of boundedBuffer's chunks: small outputs (most
+// tmux replies) take one small chunk; a large one wastes at most a chunk.
+const chunkSize = 256 << 10
 
 func (w *boundedBuffer) Write(p []byte) (int, error) {
 	if !w.budget.take(len(p)) {
 		return 0, ErrOutputTooLarge
 	}
 	w.mu.Lock()
-	w.buf = append(w.buf, p...)
-	w.mu.Unlock()
+	defer w.mu.Unlock()
+	w.n += len(p)
+	for rest := p; len(rest) > 0; {
+		if k := len(w.chunks); k > 0 {
+			last := w.chunks[k-1]
+			if room := cap(last) - len(last); room > 0 {
+				m := min(room, len(rest))
+				w.chunks[k-1] = append(last, rest[:m]...)
+				rest = rest[m:]
+				continue
+			}
+		}
+		// The first chunk is sized to what arrived (most replies are
+		// small); later ones are chunkSize.
+		size := chunkSize
+		if len(w.chunks) == 0 {
+			size = min(chunkSize, max(len(rest), 512))
+		}
+		w.chunks = append(w.chunks, make([]byte, 0, size))
+	}
 	return len(p), nil
 }
 
+// Bytes returns everything written, in one slice.
 func (w *boundedBuffer) Bytes() []byte {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.buf
+	switch len(w.chunks) {
+	case 0:
+		return nil
+	case 1:
+		return w.chunks[0]
+	}
+	out := make([]byte, 0, w.n)
+	for _, c := range w.chunks {
+		out = append(out, c...)
+	}
+	w.chunks = [][]byte{out}
+	return out
 }
 
 func errOutputTooLarge() error {
