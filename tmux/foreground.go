@@ -58,18 +58,22 @@ func SignalForeground(pane string, panePID int, sig string) Cmd {
 }
 
 // IdleShell is a guard on pane: the commands stop the rest of their
-// request unless the pane is live and its terminal's foreground process
-// group is the pane's own process (its shell at the prompt, not a command
-// the shell runs or another program), waiting up to about half a second
-// for a command that is just ending. Where ps cannot tell the group the
-// pane counts as idle. flag is a pane user option the guard sets and
-// unsets, unique to the call ("@" and letters, digits, '_').
+// request unless the pane is live and its terminal's foreground is a
+// shell at its prompt: the foreground process group is the pane's own
+// process, or a group of one process that is a shell (a shell the pane's
+// command started, as in "sh -c sh"), not a command a shell runs or
+// another program. It waits up to about half a second for a command that
+// is just ending. Where ps cannot tell the group the pane counts as idle.
+// flag is a pane user option the guard sets and unsets, unique to the
+// call ("@" and letters, digits, '_').
 func IdleShell(pane, flag string) []Cmd {
 	script := `exit 1`
 	if IsPaneID(pane) && len(flag) > 1 && flag[0] == '@' && isWord(flag[1:]) {
 		script = `exec >/dev/null 2>&1; p="#{pane_pid}"; ` +
 			`[ "#{pane_id}" = "` + pane + `" ] && [ "#{pane_dead}" = 0 ] && [ -n "$p" ] || exit 1; ` +
-			`i=0; while :; do set -- $(ps -o tpgid= -p "$p"); [ -n "$1" ] || exit 0; [ "$1" = "$p" ] && exit 0; ` +
+			`i=0; while :; do set -- $(ps -o tpgid= -p "$p"); g="$1"; [ -n "$g" ] || exit 0; [ "$g" = "$p" ] && exit 0; ` +
+			`n=0; for x in $(ps -A -o pgid=); do [ "$x" = "$g" ] && n=$((n+1)); done; ` +
+			`if [ "$n" = 1 ]; then case "$(ps -o comm= -p "$g")" in ` + shellNames + `) exit 0;; esac; fi; ` +
 			`i=$((i+1)); [ "$i" -lt 10 ] || exit 1; sleep 0.05; done`
 	}
 	return []Cmd{
@@ -78,6 +82,10 @@ func IdleShell(pane, flag string) []Cmd {
 		UnsetPaneOption(pane, flag),
 	}
 }
+
+// shellNames is a case pattern for the command names of interactive
+// shells (a login shell's starts with '-').
+const shellNames = `sh|-sh|bash|-bash|dash|-dash|zsh|-zsh|ksh|-ksh|mksh|-mksh|ash|-ash|yash|-yash|fish|-fish|csh|-csh|tcsh|-tcsh`
 
 // isWord reports whether s is non-empty ASCII letters, digits and '_'.
 func isWord(s string) bool {

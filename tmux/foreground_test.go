@@ -18,6 +18,7 @@ import (
 type fgPanes struct {
 	srv                     *Server
 	busy, decoy, idle, dead string
+	nested                  string // a shell the pane's command started
 	pid                     map[string]int // pane process
 }
 
@@ -37,6 +38,7 @@ func newFgPanes(t *testing.T) *fgPanes {
 	p.busy = run("display-message", "-p", "-t", "s:0.0", "#{pane_id}")
 	p.decoy = run("split-window", "-t", p.busy, "-P", "-F", "#{pane_id}", "bash --norc --noprofile")
 	p.idle = run("split-window", "-t", p.busy, "-P", "-F", "#{pane_id}", "bash --norc --noprofile")
+	p.nested = run("split-window", "-t", p.busy, "-P", "-F", "#{pane_id}", "sh -c 'sh; exit 0'")
 	run("set-option", "-g", "remain-on-exit", "on")
 	p.dead = run("split-window", "-t", p.busy, "-P", "-F", "#{pane_id}", "sh -c 'exit 7'")
 	for _, pane := range []string{p.busy, p.decoy, p.idle, p.dead} {
@@ -129,6 +131,7 @@ func TestIdleShellGuard(t *testing.T) {
 		ran  bool
 	}{
 		{"shell at its prompt", p.idle, true},
+		{"shell started by the pane's command", p.nested, true},
 		{"sleep in the foreground", p.busy, false},
 		{"dead pane", p.dead, false},
 		{"missing pane", "%999", false},
