@@ -275,15 +275,16 @@ func storedView(j Job) jobView {
 	return jobView{state: j.State, exit: j.ExitStatus, ended: j.Ended, reason: j.LostReason, deadStatus: j.PaneDeadStatus}
 }
 
-// jobPaneFormat is how lookJob reads the job's pane: the server's and
-// the pane's process (the job's pane is the one with both pids of the
+// jobPaneFormat is how lookJob reads the job's pane: its id (empty when
+// the pane is gone: display-message then prints the server's fields
+// only), the server's and the pane's process (the job's pane is the one with both pids of the
 // record) and whether the pane is dead, with its process's exit status
 // or signal (pane_dead_signal is empty before tmux 3.3).
-const jobPaneFormat = "#{pid}|#{pane_pid}|#{pane_dead}|#{pane_dead_status}|#{pane_dead_signal}"
+const jobPaneFormat = "#{pane_id}|#{pid}|#{pane_pid}|#{pane_dead}|#{pane_dead_status}|#{pane_dead_signal}"
 
 // jobPane is what jobPaneFormat printed.
 type jobPane struct {
-	serverPID, panePID string
+	id, serverPID, panePID string
 	dead               bool
 	status, signal     string
 }
@@ -293,16 +294,18 @@ func parseJobPane(lines []string) (jobPane, bool) {
 		return jobPane{}, false
 	}
 	f := strings.Split(lines[0], "|")
-	if len(f) != 5 {
+	if len(f) != 6 || f[0] == "" {
 		return jobPane{}, false
 	}
-	return jobPane{serverPID: f[0], panePID: f[1], dead: f[2] == "1", status: f[3], signal: f[4]}, true
+	return jobPane{id: f[0], serverPID: f[1], panePID: f[2], dead: f[3] == "1", status: f[4], signal: f[5]}, true
 }
 
 // mismatch says how the pane differs from the job's record ("" when it is
 // the job's pane).
 func (p jobPane) mismatch(j Job) string {
 	switch {
+	case p.id != j.PaneID:
+		return goneReason(j.PaneID)
 	case j.ServerPID != 0 && p.serverPID != strconv.Itoa(j.ServerPID):
 		return fmt.Sprintf("the tmux server was restarted (pid %s, the job's was %d); pane %s is not the job's pane", p.serverPID, j.ServerPID, j.PaneID)
 	case j.PanePID != 0 && p.panePID != strconv.Itoa(j.PanePID):
@@ -413,7 +416,7 @@ func (s *Server) lookJob(ctx context.Context, t *tool, j Job, withOutput bool) j
 	// The job's pane is the one with the record's server and pane
 	// process; a dead one (remain-on-exit) is still its pane, and its
 	// rows can still be read.
-	ours, reason := false, fmt.Sprintf("pane %s is gone (the pane, its window or its session was killed)", j.PaneID)
+	ours, reason := false, ""
 	pane, read := jobPane{}, false
 	if r := replies[1]; r.Err == nil {
 		pane, read = parseJobPane(r.Lines)
@@ -438,10 +441,18 @@ func (s *Server) lookJob(ctx context.Context, t *tool, j Job, withOutput bool) j
 		v.reason, v.deadStatus = pane.deadReason(j.PaneID)
 		v = s.settled(v, JobLost, nil, time.Time{})
 	default:
-		v.reason = reason
+		v.reason = goneReason(j.PaneID)
+		if reason != "" {
+			v.reason = reason
+		}
 		v = s.settled(v, JobLost, nil, time.Time{})
 	}
 	return v
+}
+
+// goneReason is the lost reason of a job whose pane is not there.
+func goneReason(paneID string) string {
+	return fmt.Sprintf("pane %s is gone (the pane, its window or its session was killed)", paneID)
 }
 
 // jobServerName names a job's tmux server for a message.
