@@ -285,8 +285,8 @@ const jobPaneFormat = "#{pane_id}|#{pid}|#{pane_pid}|#{pane_dead}|#{pane_dead_st
 // jobPane is what jobPaneFormat printed.
 type jobPane struct {
 	id, serverPID, panePID string
-	dead               bool
-	status, signal     string
+	dead                   bool
+	status, signal         string
 }
 
 func parseJobPane(lines []string) (jobPane, bool) {

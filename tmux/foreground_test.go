@@ -18,7 +18,7 @@ import (
 type fgPanes struct {
 	srv                     *Server
 	busy, decoy, idle, dead string
-	nested                  string // a shell the pane's command started
+	nested                  string         // a shell the pane's command started
 	pid                     map[string]int // pane process
 }
 
