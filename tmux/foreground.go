@@ -36,7 +36,7 @@ func livePane(pane string, want int) string {
 }
 
 // shellWrap is script as if-shell's shell command.
-func shellWrap(script string) string { return "/bin/sh -c '" + script + "'" }
+func shellWrap(script string) string { return "exec /bin/sh -c '" + script + "'" }
 
 // SignalForeground sends sig (a signal name such as TERM or KILL) to the
 // foreground process group of pane's terminal once it has confirmed, in
@@ -71,7 +71,8 @@ func IdleShell(pane, flag string) []Cmd {
 	if IsPaneID(pane) && len(flag) > 1 && flag[0] == '@' && isWord(flag[1:]) {
 		script = `exec >/dev/null 2>&1; p="#{pane_pid}"; ` +
 			`[ "#{pane_id}" = "` + pane + `" ] && [ "#{pane_dead}" = 0 ] && [ -n "$p" ] || exit 1; ` +
-			`i=0; while :; do set -- $(ps -o tpgid= -p "$p"); g="$1"; [ -n "$g" ] || exit 0; [ "$g" = "$p" ] && exit 0; ` +
+			`i=0; while :; do g=; ` + procTpgid + `[ -n "$g" ] || { set -- $(ps -o tpgid= -p "$p"); g="$1"; }; ` +
+			`[ -n "$g" ] || exit 0; [ "$g" = "$p" ] && exit 0; ` +
 			`n=0; for x in $(ps -A -o pgid=); do [ "$x" = "$g" ] && n=$((n+1)); done; ` +
 			`if [ "$n" = 1 ]; then case "$(ps -o comm= -p "$g")" in ` + shellNames + `) exit 0;; esac; fi; ` +
 			`i=$((i+1)); [ "$i" -lt 10 ] || exit 1; sleep 0.05; done`
@@ -82,6 +83,12 @@ func IdleShell(pane, flag string) []Cmd {
 		UnsetPaneOption(pane, flag),
 	}
 }
+
+// procTpgid reads the foreground group of $p's terminal into g from
+// /proc/$p/stat where there is one (Linux), without starting ps: the
+// fields after the command name in parentheses are state, ppid, pgrp,
+// session, tty_nr and tpgid; a name with a space or ')' leaves g empty.
+const procTpgid = `if [ -r "/proc/$p/stat" ]; then read -r x c x x x x x g x < "/proc/$p/stat"; case "$c" in "("*")") ;; *) g= ;; esac; fi; `
 
 // shellNames is a case pattern for the command names of interactive
 // shells (a login shell's starts with '-').
