@@ -63,6 +63,12 @@ type Job struct {
 	PID           int
 	SessionID     string
 	Client        string
+	// LostReason says why a lost job was judged lost, with what was
+	// seen (the pane dead or gone, the server gone or restarted).
+	LostReason string
+	// PaneDeadStatus is the exit status of the pane's process when the
+	// job was found lost in a dead pane (remain-on-exit) and tmux had it.
+	PaneDeadStatus *int
 }
 
 // JobStore persists jobs. Implementations must make UpdateJob atomic: fn

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -86,23 +87,53 @@ func jobPayload(srv *tmux.Server, paneID, command string, suppress bool, jobOpt,
 }
 
 // typeJob finds the pane, reads its state and types the payload, in one
-// request. Nothing is typed when the pane cannot be found.
-func typeJob(ctx context.Context, c *Call, payload func(paneID string) string) (string, jobStart, error) {
-	paneID := ""
+// request. Nothing is typed when the pane cannot be found, nor, with
+// idleFlag (a pane option unique to the call), when the pane is dead or
+// busy: its terminal's foreground process is not its shell at the prompt
+// (tmux.IdleShell), so the keys would go to that program.
+func typeJob(ctx context.Context, c *Call, idleFlag string, payload func(paneID string) string) (string, jobStart, error) {
+	paneID, guarded := "", 0
 	act := func(p string) []tmux.Cmd {
 		paneID = p
-		return []tmux.Cmd{tmux.DisplayMessage(p, jobStateFormat), tmux.SendKeysRaw(p, true, payload(p)), tmux.SendEnter(p)}
+		var cmds []tmux.Cmd
+		if idleFlag != "" {
+			cmds = tmux.IdleShell(p, idleFlag)
+			guarded = len(cmds)
+		}
+		return append(cmds, tmux.DisplayMessage(p, jobStateFormat), tmux.SendKeysRaw(p, true, payload(p)), tmux.SendEnter(p))
 	}
-	_, replies, err := c.srv.PaneAct(ctx, c.paneTarget(), act)
+	row, replies, err := c.srv.PaneAct(ctx, c.paneTarget(), act)
 	if err != nil {
 		return "", jobStart{}, err
 	}
+	for i, r := range replies[:guarded] {
+		if r.Err != nil {
+			if i == guarded-2 { // the guard itself: typing was refused
+				return "", jobStart{}, busyPaneError(paneID, row)
+			}
+			return "", jobStart{}, r.Err
+		}
+	}
+	replies = replies[guarded:]
 	for _, r := range replies[:3] {
 		if r.Err != nil {
 			return "", jobStart{}, r.Err
 		}
 	}
 	return paneID, parseJobStart(replies[0].Lines), nil
+}
+
+// busyPaneError is run_command detach's refusal of a pane that is not a
+// shell at its prompt; row is the pane as listed just before.
+func busyPaneError(paneID string, row tmux.Attrs) error {
+	if row["pane_dead"] == "1" {
+		return expectedf("Pane %s is dead (its process exited); run_command detach=true types only into a live shell and typed nothing. respawn_pane restarts the pane", paneID)
+	}
+	what := "a program other than its shell"
+	if cmd := row["pane_current_command"]; cmd != "" {
+		what = pyfmt.Repr(cmd)
+	}
+	return expectedf("Pane %s is busy: its foreground process is %s, not its shell at the prompt; run_command detach=true typed nothing (the keys would go to that program). Wait for it to end or stop it (cancel_job, send_keys C-c), or use another pane", paneID, what)
 }
 
 // newJob is the record of a job this call started.
@@ -130,7 +161,7 @@ func runDetached(ctx context.Context, c *Call) (any, error) {
 		return nil, unexpected("RuntimeError", err)
 	}
 	started := time.Now()
-	paneID, st, err := typeJob(ctx, c, func(p string) string {
+	paneID, st, err := typeJob(ctx, c, "@fleetmux_idle_"+id, func(p string) string {
 		return jobPayload(c.srv, p, command, suppress, jobOption(id), "", "")
 	})
 	if err != nil {
@@ -169,7 +200,7 @@ func runWithDeadline(ctx context.Context, c *Call, effective, limit float64) (an
 	wait := min(effective, limit)
 	started := time.Now()
 	defer c.tick(ctx, wait, "run_command")()
-	paneID, st, err := typeJob(ctx, c, func(p string) string {
+	paneID, st, err := typeJob(ctx, c, "", func(p string) string {
 		return jobPayload(srv, p, command, suppress, jobOpt, statusOption, channel)
 	})
 	if err != nil {
@@ -234,6 +265,67 @@ type jobView struct {
 	ended  time.Time
 	output []string // nil: not read
 	err    error    // the host could not be asked; state is the stored one
+	// lost: why, and the dead pane's exit status when tmux had it.
+	reason     string
+	deadStatus *int
+}
+
+// storedView is a job's view as recorded, without asking its host.
+func storedView(j Job) jobView {
+	return jobView{state: j.State, exit: j.ExitStatus, ended: j.Ended, reason: j.LostReason, deadStatus: j.PaneDeadStatus}
+}
+
+// jobPaneFormat is how lookJob reads the job's pane: its id (empty when
+// the pane is gone: display-message then prints the server's fields
+// only), the server's and the pane's process (the job's pane is the one with both pids of the
+// record) and whether the pane is dead, with its process's exit status
+// or signal (pane_dead_signal is empty before tmux 3.3).
+const jobPaneFormat = "#{pane_id}|#{pid}|#{pane_pid}|#{pane_dead}|#{pane_dead_status}|#{pane_dead_signal}"
+
+// jobPane is what jobPaneFormat printed.
+type jobPane struct {
+	id, serverPID, panePID string
+	dead                   bool
+	status, signal         string
+}
+
+func parseJobPane(lines []string) (jobPane, bool) {
+	if len(lines) == 0 {
+		return jobPane{}, false
+	}
+	f := strings.Split(lines[0], "|")
+	if len(f) != 6 || f[0] == "" {
+		return jobPane{}, false
+	}
+	return jobPane{id: f[0], serverPID: f[1], panePID: f[2], dead: f[3] == "1", status: f[4], signal: f[5]}, true
+}
+
+// mismatch says how the pane differs from the job's record ("" when it is
+// the job's pane).
+func (p jobPane) mismatch(j Job) string {
+	switch {
+	case p.id != j.PaneID:
+		return goneReason(j.PaneID)
+	case j.ServerPID != 0 && p.serverPID != strconv.Itoa(j.ServerPID):
+		return fmt.Sprintf("the tmux server was restarted (pid %s, the job's was %d); pane %s is not the job's pane", p.serverPID, j.ServerPID, j.PaneID)
+	case j.PanePID != 0 && p.panePID != strconv.Itoa(j.PanePID):
+		return fmt.Sprintf("pane %s runs another process (pid %s, the job's was %d): it was respawned", j.PaneID, p.panePID, j.PanePID)
+	}
+	return ""
+}
+
+// deadReason describes a dead pane and returns its exit status when
+// tmux had one.
+func (p jobPane) deadReason(paneID string) (string, *int) {
+	var status *int
+	how := "its process ended"
+	if n, err := strconv.Atoi(p.status); err == nil && p.status != "" {
+		status = &n
+		how = fmt.Sprintf("its process exited with status %d", n)
+	} else if p.signal != "" {
+		how = "its process was killed by signal " + p.signal
+	}
+	return fmt.Sprintf("pane %s is dead: %s before the command recorded an exit status (remain-on-exit keeps the pane)", paneID, how), status
 }
 
 // jobStatusRE is the value a job's wrapper sets: exit status, ':', Unix
@@ -288,13 +380,13 @@ func (s *Server) jobTmux(ctx context.Context, t *tool, j Job) (*tmux.Server, err
 // lookJob asks the job's host, in one request, for the status option, the
 // pane's identity and (withOutput) the pane's rows from the job's start.
 func (s *Server) lookJob(ctx context.Context, t *tool, j Job, withOutput bool) jobView {
-	v := jobView{state: j.State, exit: j.ExitStatus, ended: j.Ended}
+	v := storedView(j)
 	srv, err := s.jobTmux(ctx, t, j)
 	if err != nil {
 		v.err = err
 		return v
 	}
-	cmds := []tmux.Cmd{tmux.ShowServerOption(j.StatusOption), tmux.DisplayMessage(j.PaneID, "#{pid} #{pane_pid}")}
+	cmds := []tmux.Cmd{tmux.ShowServerOption(j.StatusOption), tmux.DisplayMessage(j.PaneID, jobPaneFormat)}
 	if withOutput {
 		cmds = append(cmds, tmux.CaptureFromRow(j.PaneID, jobRowFormat(j.StartRow)))
 	}
@@ -308,6 +400,7 @@ func (s *Server) lookJob(ctx context.Context, t *tool, j Job, withOutput bool) j
 			if j.State != JobRunning {
 				return v
 			}
+			v.reason = "the tmux server " + jobServerName(j) + " is gone (no server running on its socket)"
 			return s.settled(v, JobLost, nil, time.Time{})
 		}
 		v.err = r.Err
@@ -320,24 +413,57 @@ func (s *Server) lookJob(ctx context.Context, t *tool, j Job, withOutput bool) j
 			exited = true
 		}
 	}
-	ours := false
-	if r := replies[1]; r.Err == nil && len(r.Lines) > 0 {
-		f := strings.Fields(r.Lines[0])
-		ours = len(f) == 2 && (j.ServerPID == 0 || f[0] == strconv.Itoa(j.ServerPID)) && (j.PanePID == 0 || f[1] == strconv.Itoa(j.PanePID))
+	// The job's pane is the one with the record's server and pane
+	// process; a dead one (remain-on-exit) is still its pane, and its
+	// rows can still be read.
+	ours, reason := false, ""
+	pane, read := jobPane{}, false
+	if r := replies[1]; r.Err == nil {
+		pane, read = parseJobPane(r.Lines)
+	}
+	if read {
+		if reason = pane.mismatch(j); reason == "" {
+			ours = true
+		}
 	}
 	if withOutput && ours && len(replies) > 2 && replies[2].Ran && replies[2].Err == nil {
 		v.output = trimTrailingBlank(replies[2].Lines)
 	}
 	switch {
 	case j.State != JobRunning: // ended before: only the output was new
-		v.state, v.exit, v.ended = j.State, j.ExitStatus, j.Ended
+		stored := storedView(j)
+		stored.output = v.output
+		v = stored
 	case exited:
-	case ours:
+	case ours && !pane.dead:
 		v.state = JobRunning
+	case ours:
+		v.reason, v.deadStatus = pane.deadReason(j.PaneID)
+		v = s.settled(v, JobLost, nil, time.Time{})
 	default:
+		v.reason = goneReason(j.PaneID)
+		if reason != "" {
+			v.reason = reason
+		}
 		v = s.settled(v, JobLost, nil, time.Time{})
 	}
 	return v
+}
+
+// goneReason is the lost reason of a job whose pane is not there.
+func goneReason(paneID string) string {
+	return fmt.Sprintf("pane %s is gone (the pane, its window or its session was killed)", paneID)
+}
+
+// jobServerName names a job's tmux server for a message.
+func jobServerName(j Job) string {
+	switch {
+	case j.SocketPath != "":
+		return pyfmt.Repr(j.SocketPath)
+	case j.SocketName != "":
+		return pyfmt.Repr(j.SocketName)
+	}
+	return "(default socket)"
 }
 
 // settled marks a view as ended (exited or lost).
@@ -362,7 +488,7 @@ func trimTrailingBlank(lines []string) []string {
 // their output. It returns the job as recorded and what was seen.
 func (s *Server) refreshJob(ctx context.Context, t *tool, j Job, withOutput bool) (Job, jobView) {
 	if j.State != JobRunning && !withOutput {
-		return j, jobView{state: j.State, exit: j.ExitStatus, ended: j.Ended}
+		return j, storedView(j)
 	}
 	v := s.lookJob(ctx, t, j, withOutput)
 	if j.State != JobRunning || v.err != nil || v.state == JobRunning {
@@ -373,12 +499,21 @@ func (s *Server) refreshJob(ctx context.Context, t *tool, j Job, withOutput bool
 			return false
 		}
 		x.State, x.ExitStatus, x.Ended = v.state, v.exit, v.ended.UTC()
+		x.LostReason, x.PaneDeadStatus = v.reason, v.deadStatus
 		return true
 	})
 	if err != nil {
 		s.log.Warn("job end not recorded", "job", j.ID, "error", err.Error())
 		j.State, j.ExitStatus, j.Ended = v.state, v.exit, v.ended
+		j.LostReason, j.PaneDeadStatus = v.reason, v.deadStatus
 		return j, v
+	}
+	if !changed {
+		// Another call or process recorded the end first: report what
+		// it recorded.
+		out := v.output
+		v = storedView(rec)
+		v.output = out
 	}
 	if changed {
 		s.auditJobEnd(ctx, rec)
@@ -423,6 +558,9 @@ func (s *Server) auditJobEnd(ctx context.Context, j Job) {
 	switch {
 	case j.State == JobLost:
 		ev.Outcome, ev.ErrorType, ev.Error = "error", "JobLost", "the pane or its tmux server went away before the command recorded an exit status"
+		if j.LostReason != "" {
+			ev.Error = j.LostReason
+		}
 	case j.ExitStatus != nil && *j.ExitStatus != 0:
 		ev.Outcome, ev.ErrorType, ev.Error = "error", "ExitStatus", fmt.Sprintf("exit status %d", *j.ExitStatus)
 	}
@@ -455,6 +593,8 @@ type JobInfo struct {
 	Output               []string `json:"output"`
 	OutputTruncated      bool     `json:"output_truncated"`
 	OutputTruncatedLines int      `json:"output_truncated_lines"`
+	LostReason           *string  `json:"lost_reason"`
+	PaneDeadStatus       *int     `json:"pane_dead_status"`
 	Error                *string  `json:"error"`
 }
 
@@ -491,6 +631,11 @@ func jobInfo(j Job, v jobView, maxLines *int) JobInfo {
 		}
 		info.Output, info.OutputTruncated, info.OutputTruncatedLines = tailLines(filterRunCommandLines(v.output, j.StatusOption, other), maxLines)
 	}
+	if v.state == JobLost && v.reason != "" {
+		r := v.reason
+		info.LostReason = &r
+	}
+	info.PaneDeadStatus = v.deadStatus
 	if v.err != nil {
 		e := describeError(v.err).Text
 		info.Error = &e
@@ -565,7 +710,7 @@ func listJobs(ctx context.Context, c *Call) (any, error) {
 	var wg sync.WaitGroup
 	for i := range jobs {
 		if jobs[i].State != JobRunning {
-			views[i] = jobView{state: jobs[i].State, exit: jobs[i].ExitStatus, ended: jobs[i].Ended}
+			views[i] = storedView(jobs[i])
 			continue
 		}
 		wg.Go(func() {
@@ -638,6 +783,12 @@ const (
 // each followed by a look at the job's status. The pane and its shell stay;
 // the job's wrapper records the exit status the signal caused (130, 143,
 // 137 in bash).
+//
+// Nothing is sent to a job that is not running: a look at its host just
+// before finds a dead or missing pane lost. A signal goes only to a group
+// the host confirms in the same request (tmux.SignalForeground: the pane
+// live, its process the job's, the group the foreground of the pane's
+// terminal); when it cannot, nothing is sent and the note says why.
 func cancelJob(ctx context.Context, c *Call) (any, error) {
 	j, err := findJob(ctx, c)
 	if err != nil {
@@ -650,6 +801,9 @@ func cancelJob(ctx context.Context, c *Call) (any, error) {
 	res := CancelJobResult{SignalsSent: []string{}}
 	if v.state != JobRunning {
 		note := "the job had already ended; nothing was sent"
+		if v.state == JobLost {
+			note = "the job is lost (" + v.reason + "); nothing was sent"
+		}
 		res.Note = &note
 		j, v = c.s.refreshJob(ctx, c.tool, j, true)
 		res.Job = jobInfo(j, v, nil)
@@ -664,17 +818,24 @@ func cancelJob(ctx context.Context, c *Call) (any, error) {
 		grace = *g
 	}
 	steps := []struct {
-		name string
-		cmd  tmux.Cmd
-		wait time.Duration
+		name   string
+		cmd    tmux.Cmd
+		signal bool // sent only when the host confirmed the group
+		wait   time.Duration
 	}{
-		{"C-c", tmux.SendKeys(j.PaneID, false, "C-c"), durSeconds(grace)},
-		{"SIGTERM", tmux.SignalForeground(j.PaneID, j.PanePID, "TERM"), signalGrace},
-		{"SIGKILL", tmux.SignalForeground(j.PaneID, j.PanePID, "KILL"), signalGrace},
+		{"C-c", tmux.SendKeys(j.PaneID, false, "C-c"), false, durSeconds(grace)},
+		{"SIGTERM", tmux.SignalForeground(j.PaneID, j.PanePID, "TERM"), true, signalGrace},
+		{"SIGKILL", tmux.SignalForeground(j.PaneID, j.PanePID, "KILL"), true, signalGrace},
 	}
+	refused := ""
 	for _, st := range steps {
-		if _, err := srv.Do(ctx, st.cmd); err != nil {
+		replies, err := srv.Batch(ctx, st.cmd)
+		if err != nil || replies[0].Err != nil {
 			break // the pane went away: the look below says so
+		}
+		if st.signal && !slices.Contains(replies[0].Lines, tmux.SignalSent) {
+			refused = st.name
+			break
 		}
 		res.SignalsSent = append(res.SignalsSent, st.name)
 		deadline := time.Now().Add(st.wait)
@@ -694,8 +855,16 @@ func cancelJob(ctx context.Context, c *Call) (any, error) {
 		}
 	}
 	j, v = c.s.refreshJob(ctx, c.tool, j, true)
-	if v.state == JobRunning && v.err == nil {
-		note := "the job is still running after C-c, SIGTERM and SIGKILL to its pane's foreground process group (its process may have left that group, or ps on the host has no tpgid); kill_pane or respawn_pane ends everything in the pane"
+	switch {
+	case v.err != nil:
+	case v.state == JobLost:
+		note := "the job is lost (" + v.reason + "); nothing more was sent"
+		res.Note = &note
+	case v.state == JobRunning && refused != "":
+		note := fmt.Sprintf("%s was not sent: the host could not confirm that pane %s is live with the job's process (pid %d) and has a foreground process group other than its shell on its terminal (the command may have ended or left that group, or ps on the host cannot tell); nothing was signalled. kill_pane or respawn_pane ends everything in the pane", refused, j.PaneID, j.PanePID)
+		res.Note = &note
+	case v.state == JobRunning:
+		note := "the job is still running after C-c, SIGTERM and SIGKILL to its pane's foreground process group (its process may have left that group); kill_pane or respawn_pane ends everything in the pane"
 		res.Note = &note
 	}
 	res.Job = jobInfo(j, v, nil)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os/exec"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -499,5 +500,184 @@ func TestJobsFanout(t *testing.T) {
 	}
 	if ids := strings.Split(fanoutRecord, ","); len(ids) != 2 || !slices.Contains(ids, jobs["dev-1"]) || !slices.Contains(ids, jobs["dev-2"]) {
 		t.Errorf("fan-out record names jobs %q", fanoutRecord)
+	}
+}
+
+// TestJobDeadPanes: a job whose pane dies under it ends lost, once, with
+// what is known: the dead pane's exit status, its last output, why and
+// when. list_jobs shows it lost, and cancel_job sends nothing to it (a
+// decoy sleep in another pane survives every cancel).
+func TestJobDeadPanes(t *testing.T) {
+	aud := &recordingAuditor{}
+	e := shEnv(t, withExtensions(50, nil), withAuditor(aud))
+	pane := e.firstPane()
+	e.tmux("set-option", "-g", "remain-on-exit", "on")
+	decoyPane := e.tmux("split-window", "-t", pane, "-P", "-F", "#{pane_id}", "/bin/sh")
+	e.shSettle(decoyPane)
+	e.shType(decoyPane, "sleep 1001")
+	e.untilForeground(decoyPane, "sleep")
+	decoyPID := e.tmux("display-message", "-p", "-t", decoyPane, "#{pane_pid}")
+	decoy, _ := exec.Command("ps", "-o", "tpgid=", "-p", decoyPID).Output()
+	decoyGroup := strings.TrimSpace(string(decoy))
+	decoyAlive := func() bool { return exec.Command("kill", "-0", decoyGroup).Run() == nil }
+
+	newPane := func(command string) string {
+		p := e.tmux("new-window", "-d", "-t", "fixture:", "-P", "-F", "#{pane_id}", command)
+		e.shSettle(p)
+		return p
+	}
+	intp := func(n int) *int { return &n }
+	for _, tc := range []struct {
+		name    string
+		shell   string // the pane's command
+		command string // the job
+		kill    func(pane string)
+		status  *int
+		reason  string
+		output  string
+	}{
+		{
+			name: "shell exits with a status", shell: "sh -c 'sh; exit 7'",
+			command: "echo before-the-end; kill -KILL $$; sleep 1000",
+			status:  intp(7), reason: "exited with status 7", output: "before-the-end",
+		},
+		{
+			name: "shell killed", shell: "/bin/sh", command: "sleep 1000",
+			kill: func(p string) {
+				pid := e.tmux("display-message", "-p", "-t", p, "#{pane_pid}")
+				e.untilForeground(p, "sleep")
+				if err := exec.Command("kill", "-KILL", pid).Run(); err != nil {
+					t.Fatal(err)
+				}
+			},
+			reason: "is dead",
+		},
+		{
+			name: "pane killed", shell: "/bin/sh", command: "sleep 1000",
+			kill:   func(p string) { e.tmux("kill-pane", "-t", p) },
+			reason: "is gone",
+		},
+		{
+			name: "window killed", shell: "/bin/sh", command: "sleep 1000",
+			kill:   func(p string) { e.tmux("kill-window", "-t", p) },
+			reason: "is gone",
+		},
+		{
+			name: "session killed", shell: "/bin/sh", command: "sleep 1000",
+			kill: func(p string) {
+				e.tmux("new-session", "-d", "-s", "doomed")
+				e.tmux("move-window", "-s", p, "-t", "doomed:")
+				e.tmux("kill-session", "-t", "doomed")
+			},
+			reason: "is gone",
+		},
+	} {
+		p := newPane(tc.shell)
+		id := e.detach(p, tc.command)
+		if tc.kill != nil {
+			tc.kill(p)
+		}
+		info := e.jobUntil(id, nil)
+		if info.Status != JobLost || info.ExitStatus != nil || info.EndedAt == nil || info.LostReason == nil || !strings.Contains(*info.LostReason, tc.reason) {
+			t.Fatalf("%s: %+v (reason %v)", tc.name, info, ptrText(info.LostReason))
+		}
+		if (info.PaneDeadStatus == nil) != (tc.status == nil) || tc.status != nil && *info.PaneDeadStatus != *tc.status {
+			t.Fatalf("%s: pane_dead_status %v, want %v", tc.name, info.PaneDeadStatus, tc.status)
+		}
+		if tc.output != "" && !strings.Contains(strings.Join(info.Output, "\n"), tc.output) {
+			t.Fatalf("%s: output %q", tc.name, info.Output)
+		}
+		// list_jobs shows it lost.
+		var lost []JobInfo
+		e.result("list_jobs", map[string]any{"status": "lost"}, &lost)
+		if !slices.ContainsFunc(lost, func(j JobInfo) bool { return j.JobID == id && j.LostReason != nil }) {
+			t.Fatalf("%s: list_jobs lost %+v", tc.name, lost)
+		}
+		// cancel_job sends nothing and says why.
+		var r CancelJobResult
+		e.ok("cancel_job", map[string]any{"job_id": id, "grace_seconds": 0}, &r)
+		if len(r.SignalsSent) != 0 || r.Note == nil || !strings.Contains(*r.Note, "lost") || r.Job.Status != JobLost {
+			t.Fatalf("%s: cancel %+v", tc.name, r)
+		}
+		if !decoyAlive() {
+			t.Fatalf("%s: the decoy sleep was signalled", tc.name)
+		}
+		// The end is recorded once, with its job_end record.
+		e.jobUntil(id, nil)
+		ends := 0
+		for _, ev := range aud.events() {
+			if ev.Tool == "job_end" && ev.Job == id {
+				ends++
+				if ev.ErrorType != "JobLost" || !strings.Contains(ev.Error, tc.reason) {
+					t.Errorf("%s: job_end %+v", tc.name, ev)
+				}
+			}
+		}
+		if ends != 1 {
+			t.Fatalf("%s: %d job_end records", tc.name, ends)
+		}
+	}
+}
+
+func ptrText(s *string) string {
+	if s == nil {
+		return "<nil>"
+	}
+	return *s
+}
+
+// TestJobCancelNeverSignalsUnconfirmed: a running job whose record names
+// another process (a stale or reused pid: here the decoy pane's shell, put
+// in the record through the store) is judged from its pane, and no
+// signal reaches the decoy.
+func TestJobCancelNeverSignalsUnconfirmed(t *testing.T) {
+	store := newMemJobs()
+	e := shEnv(t, withExtensions(50, store))
+	pane := e.firstPane()
+	decoyPane := e.tmux("split-window", "-t", pane, "-P", "-F", "#{pane_id}", "/bin/sh")
+	e.shSettle(decoyPane)
+	e.shType(decoyPane, "sleep 1001")
+	e.untilForeground(decoyPane, "sleep")
+	decoyPID, _ := strconv.Atoi(e.tmux("display-message", "-p", "-t", decoyPane, "#{pane_pid}"))
+	out, _ := exec.Command("ps", "-o", "tpgid=", "-p", strconv.Itoa(decoyPID)).Output()
+	decoyGroup := strings.TrimSpace(string(out))
+
+	id := e.detach(pane, "trap '' INT; sleep 1000")
+	e.untilForeground(pane, "sleep")
+	if _, _, err := store.UpdateJob(context.Background(), id, func(j *Job) bool { j.PanePID = decoyPID; return true }); err != nil {
+		t.Fatal(err)
+	}
+	var r CancelJobResult
+	e.ok("cancel_job", map[string]any{"job_id": id, "grace_seconds": 0}, &r)
+	if len(r.SignalsSent) != 0 || r.Job.Status != JobLost || r.Job.LostReason == nil || !strings.Contains(*r.Job.LostReason, "another process") {
+		t.Fatalf("cancel: %+v", r)
+	}
+	if exec.Command("kill", "-0", decoyGroup).Run() != nil {
+		t.Fatal("the decoy sleep was signalled")
+	}
+	e.tmux("send-keys", "-t", pane, "C-\\")
+}
+
+// TestJobDetachBusyPane: run_command detach=true types nothing into a pane
+// whose foreground is a program other than its shell, nor into a dead
+// pane; a shell started by the pane's command takes the job.
+func TestJobDetachBusyPane(t *testing.T) {
+	e := shEnv(t, withExtensions(50, nil))
+	pane := e.firstPane()
+	e.shType(pane, "sleep 1000")
+	e.untilForeground(pane, "sleep")
+	before := e.shScreen(pane)
+	e.fail("run_command", map[string]any{"command": "echo typed-into-sleep", "pane_id": pane, "detach": true}, "is busy: its foreground process is 'sleep'")
+	if after := e.shScreen(pane); after != before || strings.Contains(after, "typed-into-sleep") {
+		t.Fatalf("keys reached the busy pane:\n%s", after)
+	}
+	e.tmux("set-option", "-g", "remain-on-exit", "on")
+	dead := e.tmux("new-window", "-d", "-t", "fixture:", "-P", "-F", "#{pane_id}", "sh -c 'exit 3'")
+	waitFor(t, "the pane to die", func() bool { return e.tmux("display-message", "-p", "-t", dead, "#{pane_dead}") == "1" })
+	e.fail("run_command", map[string]any{"command": "true", "pane_id": dead, "detach": true}, "is dead")
+	nested := e.tmux("new-window", "-d", "-t", "fixture:", "-P", "-F", "#{pane_id}", "sh -c 'sh; exit 0'")
+	e.shSettle(nested)
+	if info := e.jobUntil(e.detach(nested, "exit 4"), nil); info.Status != JobExited || *info.ExitStatus != 4 {
+		t.Fatalf("nested shell: %+v", info)
 	}
 }

@@ -73,6 +73,12 @@ type Job struct {
 	PID       int    `json:"pid"`
 	SessionID string `json:"session_id"`
 	Client    string `json:"client,omitempty"`
+	// LostReason says why a lost job was judged lost (the pane dead or
+	// gone, the server gone or restarted).
+	LostReason string `json:"lost_reason,omitempty"`
+	// PaneDeadStatus is the exit status of the pane's process when the
+	// job was found lost in a dead pane and tmux had it.
+	PaneDeadStatus *int `json:"pane_dead_status,omitempty"`
 }
 
 // JobQuery selects jobs. Zero fields do not filter.

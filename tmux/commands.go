@@ -629,20 +629,6 @@ func Pause(d time.Duration) Cmd {
 	return cmd("run-shell", "-d", strconv.FormatFloat(d.Seconds(), 'f', 3, 64))
 }
 
-// SignalForeground sends sig (a signal name such as TERM or KILL) to the
-// foreground process group of pane's terminal, unless that group is the
-// pane's own process (panePID, its shell) or not a process group at all.
-// tmux has no format for the foreground group, so run-shell asks ps
-// (tpgid) on the pane's host; the command line holds only constants and
-// numbers, is quoted so that sh, bash, zsh, fish and csh pass it to
-// /bin/sh unchanged (tmux runs run-shell under the default-shell), and
-// prints nothing (output would put the pane in view mode).
-func SignalForeground(pane string, panePID int, sig string) Cmd {
-	pid := strconv.Itoa(panePID)
-	script := `exec >/dev/null 2>&1; g=$(ps -o tpgid= -p ` + pid + ` | tr -d " "); [ "$g" -gt 1 ] && [ "$g" -ne ` + pid + ` ] && kill -s ` + sig + ` -- "-$g"`
-	return cmd("run-shell", "-t", pane, "/bin/sh -c '"+script+"'")
-}
-
 // ---- options, environment, hooks ----
 
 // Scope is the object an option or hook belongs to.

@@ -51,7 +51,6 @@ func TestCommandArgv(t *testing.T) {
 		{"server option", SetServerOption("@j"), []string{"set-option", "-s", "@j"}},
 		{"show server option", ShowServerOption("@j"), []string{"show-options", "-s", "-v", "-q", "@j"}},
 		{"unset server option", UnsetServerOption("@j"), []string{"set-option", "-s", "-u", "-q", "@j"}},
-		{"signal foreground", SignalForeground("%1", 42, "KILL"), []string{"run-shell", "-t", "%1", `/bin/sh -c 'exec >/dev/null 2>&1; g=$(ps -o tpgid= -p 42 | tr -d " "); [ "$g" -gt 1 ] && [ "$g" -ne 42 ] && kill -s KILL -- "-$g"'`}},
 	} {
 		if got := tc.cmd.Args(); !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("%s: argv %q, want %q", tc.name, got, tc.want)

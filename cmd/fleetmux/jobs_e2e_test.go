@@ -324,3 +324,76 @@ func BenchmarkJobCalls(b *testing.B) {
 	b.ReportMetric(float64(p50(get).Microseconds())/1000, "get_job-p50-ms")
 	b.ReportMetric(float64(p50(run).Microseconds())/1000, "run_command-p50-ms")
 }
+
+// TestJobsDeadPaneRemote: on a real sshd host, a job whose pane's shell is
+// killed (remain-on-exit keeps the pane) ends lost with the reason,
+// list_jobs shows it lost, cancel_job sends nothing (a decoy sleep in
+// another pane survives), and detach refuses the decoy's busy pane.
+func TestJobsDeadPaneRemote(t *testing.T) {
+	f := newJobsFleet(t)
+	defer exec.Command("tmux", "-L", f.sock, "kill-server").Run()
+	c := f.start(nil)
+	var sess mcp.SessionInfo
+	decodeInto(t, c.ok("create_session", map[string]any{"host": "dev-1", "session_name": "dead"}), &sess)
+	pane := *sess.ActivePaneID
+	c.ok("respawn_pane", map[string]any{"host": "dev-1", "pane_id": pane, "kill": true, "shell": "/bin/sh"})
+	// The "remote" host is this machine: tmux and ps are read out of band.
+	tm := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command("tmux", append([]string{"-L", f.sock}, args...)...)
+		cmd.Env = append(os.Environ(), "TMUX_TMPDIR="+f.host.TmuxTmpDir, "TMUX=")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("tmux %v: %v %s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	untilForeground := func(p string) string {
+		t.Helper()
+		pid, tty := tm("display-message", "-p", "-t", p, "#{pane_pid}"), tm("display-message", "-p", "-t", p, "#{pane_tty}")
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			if out, _ := exec.Command("ps", "-o", "comm=", "-t", tty).Output(); strings.Contains(string(out), "sleep") {
+				out, _ := exec.Command("ps", "-o", "tpgid=", "-p", pid).Output()
+				return strings.TrimSpace(string(out))
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("sleep never ran in %s", p)
+			}
+		}
+	}
+	tm("set-option", "-g", "remain-on-exit", "on")
+	decoyPane := tm("split-window", "-t", pane, "-P", "-F", "#{pane_id}", "/bin/sh")
+	time.Sleep(300 * time.Millisecond) // the shell's first prompt
+	tm("send-keys", "-t", decoyPane, "sleep 1001", "Enter")
+	decoy := untilForeground(decoyPane)
+
+	res := c.call("run_command", map[string]any{"host": "dev-1", "pane_id": decoyPane, "command": "echo typed", "detach": true})
+	if !res.IsError || !strings.Contains(resultText(res), "is busy: its foreground process is 'sleep'") {
+		t.Fatalf("detach into a busy pane: %s", resultText(res))
+	}
+
+	id, _ := c.detach(pane, "sleep 1000")
+	untilForeground(pane)
+	if err := exec.Command("kill", "-KILL", tm("display-message", "-p", "-t", pane, "#{pane_pid}")).Run(); err != nil {
+		t.Fatal(err)
+	}
+	info, _ := c.jobUntil(id)
+	if info.Status != mcp.JobLost || info.LostReason == nil || !strings.Contains(*info.LostReason, "pane "+pane+" is dead") || info.EndedAt == nil || info.Host != "dev-1" {
+		t.Fatalf("dead pane: %+v", info)
+	}
+	var w struct {
+		Result []mcp.JobInfo `json:"result"`
+	}
+	decodeInto(t, c.ok("list_jobs", map[string]any{"status": "lost"}), &w)
+	if len(w.Result) != 1 || w.Result[0].JobID != id {
+		t.Fatalf("lost jobs: %+v", w.Result)
+	}
+	var cr mcp.CancelJobResult
+	decodeInto(t, c.ok("cancel_job", map[string]any{"job_id": id, "grace_seconds": 0}), &cr)
+	if len(cr.SignalsSent) != 0 || cr.Job.Status != mcp.JobLost || cr.Note == nil || !strings.Contains(*cr.Note, "lost") {
+		t.Fatalf("cancel of a lost job: %+v", cr)
+	}
+	if exec.Command("kill", "-0", decoy).Run() != nil {
+		t.Fatal("the decoy sleep was signalled")
+	}
+}
