@@ -97,17 +97,33 @@ func fishQuote(s string) string {
 
 // commandPrinted is what the command itself printed, read from the pane
 // captured (joined) when its trailer signalled and before the shell
-// printed its next prompt: the rows after the trailer row (which names
-// the call's channel), without the screen's blank rows below. When the
-// trailer has scrolled off the screen, every row is the command's.
-// Prompts and echoed input never reach it, so hosts whose prompts differ
-// still compare equal.
+// printed its next prompt: the rows after the trailer (which ends with
+// the call's channel), without the screen's blank rows below. Some line
+// editors (zsh's) break a long input line with hard newlines, which
+// capture-pane -J cannot join, so the channel is looked for in the rows
+// run together. When the trailer has scrolled off the screen entirely,
+// every row is the command's. Prompts and echoed input never reach it,
+// so hosts whose prompts differ still compare equal.
 func commandPrinted(lines []string, channel string) []string {
+	var all strings.Builder
+	ends := make([]int, len(lines)) // offset in all where row i ends
+	for i, l := range lines {
+		all.WriteString(l)
+		ends[i] = all.Len()
+	}
 	start := 0
-	for i := len(lines) - 1; i >= 0; i-- {
-		if strings.Contains(lines[i], channel) {
-			start = i + 1
-			break
+	if k := strings.LastIndex(all.String(), channel); k >= 0 {
+		end := k + len(channel)
+		for i, e := range ends {
+			if e >= end {
+				start = i + 1
+				break
+			}
+		}
+	} else if len(lines) > 0 {
+		// Only the tail of a wrapped trailer may be left at the top.
+		if first := strings.TrimSpace(lines[0]); first != "" && strings.HasSuffix(channel, first) {
+			start = 1
 		}
 	}
 	out := lines[start:]

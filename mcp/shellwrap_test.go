@@ -113,6 +113,8 @@ func TestCommandPrinted(t *testing.T) {
 		{"no output", []string{"$ (", "> true", trailer, "", ""}, []string{}},
 		{"blank rows inside", []string{trailer, "a", "", "b", "  "}, []string{"a", "", "b"}},
 		{"scrolled off", []string{"x1", "x2"}, []string{"x1", "x2"}},
+		{"zsh breaks the trailer", []string{"subsh> ); s=$?; tmux wait-for -S r_", "0123456789", "same", ""}, []string{"same"}},
+		{"broken trailer's tail at the top", []string{"456789", "same"}, []string{"same"}},
 		{"two calls, the last counts", []string{trailer, "first", "$ (", trailer, "second"}, []string{"second"}},
 	} {
 		if got := commandPrinted(tc.lines, ch); !reflect.DeepEqual(got, tc.want) {
