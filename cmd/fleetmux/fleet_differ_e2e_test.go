@@ -121,3 +121,118 @@ func TestDifferingFleet(t *testing.T) {
 	}
 	t.Logf("grouped text:\n%s", txt)
 }
+
+// BenchmarkGroupedText200 fans run_command out over 200 aliases (one
+// sshd, one account, a port, HOME and tmux server per alias, a prompt
+// naming the alias) whose command prints one of 5 outputs, and prints the
+// bytes of the grouped text (target: under 8 KB, every outlier named),
+// next to the bytes the grouping by whole screen would give (the way
+// hosts were grouped before: prompts and echoed input included). Run with
+// -bench GroupedText200 -benchtime 1x.
+func BenchmarkGroupedText200(b *testing.B) {
+	const n = 200
+	env := sshtest.New(b)
+	m := env.StartManyAliases("web", n, "PS1='\\u@{alias}:\\w\\$ '\n")
+	outputs := []string{"build 1.4.2 ok\ntests passed: 812", "build 1.4.2 ok\ntests passed: 811\nFAIL: TestFlaky", "build 1.4.1 ok\ntests passed: 812", "error: disk full", "build 1.4.2 ok\ntests passed: 812\nwarning: cache cold"}
+	outliers := map[string]int{}
+	for i, home := range m.Homes {
+		k := 0
+		switch {
+		case i%41 == 7:
+			k = 1
+		case i%53 == 3:
+			k = 2
+		case i == 150 || i == 151:
+			k = 3
+		case i%67 == 20:
+			k = 4
+		}
+		if k > 0 {
+			outliers[m.Aliases[i]] = k
+		}
+		if err := os.WriteFile(filepath.Join(home, "status.txt"), []byte(outputs[k]+"\n"), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	dir := b.TempDir()
+	cfg := filepath.Join(dir, "ssh_config")
+	m.WriteSSHConfig(cfg, filepath.Join(dir, "known_hosts"))
+	cs := inprocFleet(b, cfg, "web*", mcp.TierMutating)
+	callTool(b, cs, "create_session", map[string]any{"host": "web*", "session_name": "g"})
+	callTool(b, cs, "run_command", map[string]any{"host": "web*", "session_name": "g", "command": "clear", "timeout": 60})
+	var txt string
+	var out map[string]any
+	for b.Loop() {
+		txt, out = callTool(b, cs, "run_command", map[string]any{"host": "web*", "session_name": "g", "command": "cat ~/status.txt", "timeout": 60})
+	}
+	// Before: hosts grouped by their whole screen (minus a trailing
+	// prompt), each group with its screen.
+	old := map[string][]string{}
+	var order []string
+	for _, h := range out["hosts"].([]any) {
+		hm := h.(map[string]any)
+		r, _ := hm["result"].(map[string]any)
+		var lines []string
+		for _, l := range r["output"].([]any) {
+			lines = append(lines, l.(string))
+		}
+		if k := len(lines); k >= 2 && strings.HasPrefix(lines[0], strings.TrimRight(lines[k-1], " ")) && strings.TrimSpace(lines[k-1]) != "" {
+			lines = lines[:k-1]
+		}
+		key := strings.Join(lines, "\n")
+		if _, ok := old[key]; !ok {
+			order = append(order, key)
+		}
+		old[key] = append(old[key], hm["host"].(string))
+	}
+	before := len(fmt.Sprintf("run_command on %d hosts: %d ok\n", n, n))
+	for _, k := range order {
+		before += len(fmt.Sprintf("\n%d hosts (%s): exit 0, N lines\n%s\n", len(old[k]), strings.Join(old[k], ", "), k))
+	}
+	for alias := range outliers {
+		if !strings.Contains(txt, alias) && !namedInRange(txt, alias) {
+			b.Errorf("outlier %s is not named:\n%s", alias, txt)
+		}
+	}
+	b.ReportMetric(float64(len(txt)), "grouped-bytes")
+	b.ReportMetric(float64(before), "whole-screen-bytes")
+	fmt.Fprintf(os.Stderr, "grouped text for %d hosts, %d outliers, 5 outputs: %d bytes (grouping by whole screen: %d bytes in %d groups)\n%s\n", n, len(outliers), len(txt), before, len(order), txt)
+	if len(txt) >= 8192 {
+		b.Errorf("grouped text is %d bytes, want < 8192", len(txt))
+	}
+}
+
+// namedInRange reports whether text names alias ("web017") inside a
+// compacted range such as "web[001-016,017,020-030]".
+func namedInRange(text, alias string) bool {
+	i := len(alias)
+	for i > 0 && alias[i-1] >= '0' && alias[i-1] <= '9' {
+		i--
+	}
+	prefix, num := alias[:i], alias[i:]
+	var want int
+	fmt.Sscan(num, &want)
+	for rest := text; ; {
+		k := strings.Index(rest, prefix+"[")
+		if k < 0 {
+			return false
+		}
+		rest = rest[k+len(prefix)+1:]
+		end := strings.Index(rest, "]")
+		if end < 0 {
+			return false
+		}
+		for _, span := range strings.Split(rest[:end], ",") {
+			lo, hi, _ := strings.Cut(span, "-")
+			if hi == "" {
+				hi = lo
+			}
+			var a, z int
+			fmt.Sscan(lo, &a)
+			fmt.Sscan(hi, &z)
+			if want >= a && want <= z {
+				return true
+			}
+		}
+	}
+}

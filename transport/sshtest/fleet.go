@@ -215,18 +215,24 @@ func InstallPackages(t testing.TB, cmds map[string]string) {
 	}
 }
 
-// ManyAliases are n inventory aliases on one sshd and one account, each
-// on its own port with its own HOME and TMUX_TMPDIR (so its own tmux
-// server), for fan-out benchmarks over hundreds of hosts.
+// ManyAliases are n inventory aliases on one account, each on its own
+// port with its own HOME and TMUX_TMPDIR (so its own tmux server), for
+// fan-out benchmarks over hundreds of hosts. sshd listens on at most 16
+// sockets, so every 15 aliases share one sshd.
 type ManyAliases struct {
-	Host    *Host
-	Aliases []string
-	Ports   []int
+	Hosts   []*Host  // the sshds
+	Aliases []string // prefix001...
+	Ports   []int    // the port of each alias
 	Homes   []string // HOME of each alias, where its rc files live
+	host    []*Host  // the sshd of each alias
 	env     *Env
 }
 
-// StartManyAliases starts one sshd listening on n ports, aliases
+// aliasesPerSSHD is how many alias ports one sshd serves next to its
+// own port (OpenSSH's MAX_LISTEN_SOCKS is 16).
+const aliasesPerSSHD = 15
+
+// StartManyAliases starts sshds listening on n alias ports, aliases
 // prefix001..prefixNNN. profile, when not empty, is written as the
 // .bash_profile of every alias's HOME with "{alias}" replaced by the
 // alias (a prompt naming it, for example).
@@ -234,27 +240,35 @@ func (e *Env) StartManyAliases(prefix string, n int, profile string) *ManyAliase
 	t := e.t
 	t.Helper()
 	m := &ManyAliases{env: e}
-	var cfg []string
 	seen := map[int]bool{}
-	for i := range n {
-		alias := fmt.Sprintf("%s%03d", prefix, i+1)
-		port := FreePort(t)
-		for seen[port] {
-			port = FreePort(t)
+	for first := 0; first < n; first += aliasesPerSSHD {
+		var cfg []string
+		var ports []int
+		for i := first; i < min(n, first+aliasesPerSSHD); i++ {
+			alias := fmt.Sprintf("%s%03d", prefix, i+1)
+			port := FreePort(t)
+			for seen[port] {
+				port = FreePort(t)
+			}
+			seen[port] = true
+			home := filepath.Join(e.Dir, "alias-"+alias)
+			tmuxDir := filepath.Join(home, ".tmux-tmp")
+			if err := os.MkdirAll(tmuxDir, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if profile != "" {
+				writeFile(t, filepath.Join(home, ".bash_profile"), []byte(strings.ReplaceAll(profile, "{alias}", alias)), 0o644)
+			}
+			cfg = append(cfg, "Match LocalPort "+strconv.Itoa(port), "  SetEnv HOME="+home+" TMUX_TMPDIR="+tmuxDir)
+			ports = append(ports, port)
+			m.Aliases, m.Ports, m.Homes = append(m.Aliases, alias), append(m.Ports, port), append(m.Homes, home)
 		}
-		seen[port] = true
-		home := filepath.Join(e.Dir, "alias-"+alias)
-		tmuxDir := filepath.Join(home, ".tmux-tmp")
-		if err := os.MkdirAll(tmuxDir, 0o700); err != nil {
-			t.Fatal(err)
+		h := e.StartHost(fmt.Sprintf("%s-sshd%d", prefix, len(m.Hosts)+1), HostOptions{ExtraPorts: ports, Config: cfg})
+		m.Hosts = append(m.Hosts, h)
+		for range ports {
+			m.host = append(m.host, h)
 		}
-		if profile != "" {
-			writeFile(t, filepath.Join(home, ".bash_profile"), []byte(strings.ReplaceAll(profile, "{alias}", alias)), 0o644)
-		}
-		cfg = append(cfg, "Match LocalPort "+strconv.Itoa(port), "  SetEnv HOME="+home+" TMUX_TMPDIR="+tmuxDir)
-		m.Aliases, m.Ports, m.Homes = append(m.Aliases, alias), append(m.Ports, port), append(m.Homes, home)
 	}
-	m.Host = e.StartHost(prefix, HostOptions{ExtraPorts: m.Ports, Config: cfg})
 	t.Cleanup(func() {
 		for _, home := range m.Homes {
 			socks, _ := filepath.Glob(filepath.Join(home, ".tmux-tmp", "tmux-*", "*"))
@@ -273,7 +287,7 @@ func (m *ManyAliases) WriteSSHConfig(path, knownHostsPath string) {
 	t.Helper()
 	var kh, b strings.Builder
 	for i, alias := range m.Aliases {
-		for _, l := range m.Host.KnownHostsLines(KnownHostsOptions{Name: knownhosts.Normalize(net.JoinHostPort("127.0.0.1", strconv.Itoa(m.Ports[i])))}) {
+		for _, l := range m.host[i].KnownHostsLines(KnownHostsOptions{Name: knownhosts.Normalize(net.JoinHostPort("127.0.0.1", strconv.Itoa(m.Ports[i])))}) {
 			kh.WriteString(l + "\n")
 		}
 		fmt.Fprintf(&b, "Host %s\n  HostName 127.0.0.1\n  Port %d\n  User %s\n", alias, m.Ports[i], m.env.User)
