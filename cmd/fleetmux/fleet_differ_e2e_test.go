@@ -120,6 +120,22 @@ func TestDifferingFleet(t *testing.T) {
 		}
 	}
 	t.Logf("grouped text:\n%s", txt)
+
+	// Jobs on the host with busybox ps and date (busybox date prints
+	// "%N" as is): a finished job ends with its exit status, a cancelled
+	// one with 130 (C-c; busybox ps has no -p/tpgid, so the signals after
+	// C-c could not reach it and the answer says so when they are needed).
+	for _, host := range []string{"fl-tiny", "fl-bash"} {
+		_, out = callTool(t, cs, "run_command", map[string]any{"host": host, "session_name": "g", "command": "sleep 0.3; exit 4", "detach": true})
+		if job := jobUntilDone(t, cs, out["job_id"].(string)); !strings.Contains(job, `"status":"exited","exit_status":4`) {
+			t.Errorf("%s: finished job reads %s", host, job)
+		}
+		_, out = callTool(t, cs, "run_command", map[string]any{"host": host, "session_name": "g", "command": "sleep 30", "detach": true})
+		cancel, _ := callTool(t, cs, "cancel_job", map[string]any{"job_id": out["job_id"].(string)})
+		if job := jobUntilDone(t, cs, out["job_id"].(string)); !strings.Contains(job, `"status":"exited","exit_status":130`) {
+			t.Errorf("%s: cancelled job reads %s (cancel_job said %s)", host, job, cancel)
+		}
+	}
 }
 
 // BenchmarkGroupedText200 fans run_command out over 200 aliases (one
@@ -234,5 +250,19 @@ func namedInRange(text, alias string) bool {
 				return true
 			}
 		}
+	}
+}
+
+// jobUntilDone polls get_job until the job is no longer running (20 s at
+// most) and returns its last answer.
+func jobUntilDone(t *testing.T, cs *sdk.ClientSession, id string) string {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		job, _ := callTool(t, cs, "get_job", map[string]any{"job_id": id})
+		if !strings.Contains(job, `"status":"running"`) || time.Now().After(deadline) {
+			return job
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
