@@ -15,6 +15,8 @@ command -v ssh-agent >/dev/null 2>&1 || need+=(openssh-client)
 command -v npm >/dev/null 2>&1 || need+=(npm)
 # Login shells the SSH transport is tested under (fish, tcsh, zsh).
 for sh in fish tcsh zsh; do command -v "$sh" >/dev/null 2>&1 || need+=("$sh"); done
+# The differing test fleet has a host with busybox ps and date.
+command -v busybox >/dev/null 2>&1 || need+=(busybox)
 # The conformance step installs its Node >= 22 and the suite with npm.
 command -v npm >/dev/null 2>&1 || need+=(npm)
 if [ "${#need[@]}" -gt 0 ]; then

@@ -202,7 +202,7 @@ func TestFleetFanoutActions(t *testing.T) {
 	if fmt.Sprint(got) != fmt.Sprint(want) || out.Summary != (FanoutSummary{Hosts: 4, OK: 2, Error: 1, Refused: 1}) {
 		t.Fatalf("outcomes %v summary %+v", got, out.Summary)
 	}
-	for _, frag := range []string{"run_command on 4 hosts: 2 ok, 1 failed, 1 refused", "2 hosts (dev-[1-2]): exit 0, 3 lines\n", "\nfan-42\n", "1 host (prod-1): refused: ", "1 host (down-1): error: host \"down-1\""} {
+	for _, frag := range []string{"run_command on 4 hosts: 2 ok, 1 failed, 1 refused", "2 hosts (dev-[1-2]): exit 0, 1 line\nfan-42\n", "1 host (prod-1): refused: ", "1 host (down-1): error: host \"down-1\""} {
 		if !strings.Contains(txt, frag) {
 			t.Errorf("grouped text lacks %q:\n%s", frag, txt)
 		}

@@ -162,6 +162,9 @@ type RunCommandResult struct {
 	JobID   *string `json:"job_id,omitempty"`
 	Pending bool    `json:"pending,omitempty"`
 	Host    *string `json:"host,omitempty"`
+	// printed is what the command itself printed (no prompt, no echoed
+	// input), for grouping a fan-out's hosts; nil when unknown.
+	printed []string
 }
 
 // SendKeysOperationResult is the anchor's SendKeysOperationResult result model.

@@ -330,8 +330,8 @@ func (p jobPane) deadReason(paneID string) (string, *int) {
 
 // jobStatusRE is the value a job's wrapper sets: exit status, ':', Unix
 // seconds (empty when date failed), '.' and nanoseconds where date knows
-// %N (GNU, busybox; BSD date prints "N").
-var jobStatusRE = regexp.MustCompile(`^(-?[0-9]+):([0-9]*)(?:\.([0-9]{1,9}|N))?$`)
+// %N (GNU; BSD date prints "N", Debian's busybox date "%N").
+var jobStatusRE = regexp.MustCompile(`^(-?[0-9]+):([0-9]*)(?:\.([0-9]{1,9}|%?N))?$`)
 
 // parseJobStatus reads a job's status option: its exit status and end
 // (now when the wrapper's date printed nothing; never before started, as

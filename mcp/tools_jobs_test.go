@@ -436,9 +436,10 @@ func TestParseJobStatus(t *testing.T) {
 		{"0:1500", 0, time.Unix(1500, 0), true},
 		{"130:1500.250000000\n", 130, time.Unix(1500, 250000000), true},
 		{"3:1500.25", 3, time.Unix(1500, 250000000), true},
-		{"3:1500.N", 3, time.Unix(1500, 0), true}, // BSD date has no %N
-		{"7:", 7, now, true},                      // date failed
-		{"1:999", 1, started, true},               // the host's clock is behind
+		{"3:1500.N", 3, time.Unix(1500, 0), true},  // BSD date has no %N
+		{"4:1500.%N", 4, time.Unix(1500, 0), true}, // nor Debian's busybox date
+		{"7:", 7, now, true},                       // date failed
+		{"1:999", 1, started, true},                // the host's clock is behind
 		{"", 0, time.Time{}, false},
 		{"x:1", 0, time.Time{}, false},
 		{"1:2:3", 0, time.Time{}, false},

@@ -68,19 +68,25 @@ func runCommand(ctx context.Context, c *Call) (any, error) {
 	// list), reads and unsets the status it left and captures the pane
 	// once the shell has had runSettle to print its prompt; the timeout
 	// ends the request.
+	// The pane is found first: its shell decides the wrapper
+	// (shellwrap.go). The capture right after the status is read shows
+	// the screen before the shell prints its next prompt.
 	paneID := ""
-	act := func(p string) []tmux.Cmd {
+	started := time.Now()
+	wctx, cancel := context.WithTimeout(ctx, durSeconds(effective))
+	replies, err := runCommandAct(wctx, c, func(p string, syntax shellSyntax) []tmux.Cmd {
 		paneID = p
 		payload := runCommandPayload(srv, p, channel, statusOption, command, suppress)
+		if syntax == syntaxFish {
+			payload = fishPayload(srv, p, channel, statusOption, command, suppress)
+		}
 		return []tmux.Cmd{
 			tmux.SendKeysRaw(p, true, payload), tmux.SendEnter(p), tmux.WaitFor(channel),
 			tmux.ShowPaneOption(p, statusOption), tmux.UnsetPaneOption(p, statusOption),
+			tmux.Capture{Target: p, Join: true}.Cmd(),
 			tmux.Pause(runSettle), tmux.Capture{Target: p, Join: true}.Cmd(),
 		}
-	}
-	started := time.Now()
-	wctx, cancel := context.WithTimeout(ctx, durSeconds(effective))
-	_, replies, err := srv.PaneAct(wctx, c.paneTarget(), act)
+	})
 	cancel()
 	timedOut := false
 	switch {
@@ -100,7 +106,7 @@ func runCommand(ctx context.Context, c *Call) (any, error) {
 	elapsed := time.Since(started).Seconds()
 
 	var exitStatus *int
-	var lines []string
+	var lines, printed []string
 	if !timedOut {
 		text := ""
 		if lines := replies[3].Lines; len(lines) > 0 {
@@ -111,7 +117,10 @@ func runCommand(ctx context.Context, c *Call) (any, error) {
 			return nil, expectedf("run_command could not read exit status from %s", pyfmt.Repr(statusOption))
 		}
 		exitStatus = &n
-		if r := replies[6]; r.Ran && r.Err == nil {
+		if r := replies[5]; r.Ran && r.Err == nil {
+			printed = commandPrinted(r.Lines, channel)
+		}
+		if r := replies[7]; r.Ran && r.Err == nil {
 			lines = r.Lines
 		} else if r.Err != nil {
 			return nil, r.Err
@@ -126,7 +135,11 @@ func runCommand(ctx context.Context, c *Call) (any, error) {
 	}
 	visible := filterRunCommandLines(lines, channel, statusOption)
 	kept, truncated, dropped := tailLines(visible, c.Int("max_lines"))
+	if printed != nil {
+		printed, _, _ = tailLines(printed, c.Int("max_lines"))
+	}
 	return RunCommandResult{
+		printed:              printed,
 		PaneID:               paneID,
 		ExitStatus:           exitStatus,
 		TimedOut:             timedOut,

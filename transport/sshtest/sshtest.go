@@ -181,6 +181,10 @@ type HostOptions struct {
 	HostCA ssh.Signer
 	// Config holds extra sshd_config lines.
 	Config []string
+	// ExtraPorts are more 127.0.0.1 ports the same sshd listens on (for
+	// many aliases on one sshd; `Match LocalPort` in Config tells them
+	// apart). The caller picks them (FreePort).
+	ExtraPorts []int
 }
 
 // Host is one running (or stopped) sshd.
@@ -195,9 +199,10 @@ type Host struct {
 	// HostKeys are the public host keys: ed25519, ecdsa-sha2-nistp256, ssh-rsa.
 	HostKeys []ssh.PublicKey
 
-	env    *Env
-	config string
-	log    *syncBuffer
+	env        *Env
+	config     string
+	extraPorts []int
+	log        *syncBuffer
 
 	mu      sync.Mutex
 	cmd     *exec.Cmd
@@ -232,7 +237,7 @@ func hostKeys() ([]any, error) {
 // (and every process it started) when the test ends.
 func (e *Env) StartHost(name string, opts HostOptions) *Host {
 	e.t.Helper()
-	h := &Host{Name: name, env: e, log: &syncBuffer{}}
+	h := &Host{Name: name, env: e, log: &syncBuffer{}, extraPorts: opts.ExtraPorts}
 	h.Dir = filepath.Join(e.Dir, "host-"+name)
 	h.TmuxTmpDir = filepath.Join(h.Dir, "tmux")
 	h.Home = filepath.Join(h.Dir, "home")
@@ -344,7 +349,11 @@ func (h *Host) start() error {
 	if h.cmd != nil {
 		return nil
 	}
-	cmd := exec.Command(SSHDPath, "-D", "-e", "-f", h.config, "-p", strconv.Itoa(h.Port))
+	args := []string{"-D", "-e", "-f", h.config, "-p", strconv.Itoa(h.Port)}
+	for _, p := range h.extraPorts {
+		args = append(args, "-p", strconv.Itoa(p))
+	}
+	cmd := exec.Command(SSHDPath, args...)
 	cmd.Stdout = h.log
 	cmd.Stderr = h.log
 	// If the test binary dies without cleanup (timeout panic), take sshd
