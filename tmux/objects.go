@@ -131,7 +131,7 @@ func isNoServer(stderr string) bool {
 // clientFailures are the tmux client's own messages about the connection
 // (client.c), printed before or instead of any command's output.
 var clientFailures = []string{
-	"error connecting to ",      // a socket we may not open (Permission denied), ...
+	"error connecting to ",       // a socket we may not open (Permission denied), ...
 	"server exited unexpectedly", // it hung up at once, or sent garbage
 	"protocol version mismatch",  // another tmux version, or not tmux
 	"server version is too old",
