@@ -156,8 +156,10 @@ func PaneMissing(out *Output) bool {
 	}
 	stderr := strings.TrimSpace(string(out.Stderr))
 	// No server means no panes: the lookup the anchor does first would
-	// have found nothing either.
-	return strings.Contains(stderr, "can't find pane") || isNoServer(stderr)
+	// have found nothing either. A server that hangs up at once is one
+	// going away (kill-server returns before its server has exited).
+	return strings.Contains(stderr, "can't find pane") || isNoServer(stderr) ||
+		strings.HasPrefix(stderr, "server exited unexpectedly")
 }
 
 // NoServer reports whether a failed command's error says that no tmux

@@ -164,6 +164,15 @@ func (s *Server) Unreachable(r Reply) error {
 	return &CommandError{Sub: r.Err.Sub, Stderr: strings.Split(msg, "\n"), Argv: r.Err.Argv}
 }
 
+// OutputUnreachable is Unreachable for the output of Exec: the failure
+// of a command list whose tmux client could not talk to the server.
+func (s *Server) OutputUnreachable(out *Output) error {
+	if out == nil || out.ExitCode == 0 {
+		return nil
+	}
+	return s.Unreachable(Reply{Err: &CommandError{Stderr: out.ErrLines(), Argv: s.Argv()}, ExitCode: out.ExitCode})
+}
+
 func startsWithAny(s string, prefixes []string) bool {
 	for _, p := range prefixes {
 		if strings.HasPrefix(s, p) {
