@@ -117,7 +117,7 @@ func stoppedTmux(t *testing.T, path string) {
 // listWithin lists sessions on srv with a ctx that has no deadline (the
 // runner's default applies) and fails the test if that takes longer than
 // unreachableBound.
-func listWithin(t *testing.T, srv *Server) ([]Attrs, error, time.Duration) {
+func listWithin(t *testing.T, srv *Server) ([]Attrs, time.Duration, error) {
 	t.Helper()
 	type result struct {
 		rows []Attrs
@@ -131,10 +131,10 @@ func listWithin(t *testing.T, srv *Server) ([]Attrs, error, time.Duration) {
 	}()
 	select {
 	case r := <-done:
-		return r.rows, r.err, time.Since(start)
+		return r.rows, time.Since(start), r.err
 	case <-time.After(unreachableBound):
 		t.Fatalf("list-sessions on %s had not answered after %s", srv.SocketPath, unreachableBound)
-		return nil, nil, 0
+		return nil, 0, nil
 	}
 }
 
@@ -197,7 +197,7 @@ func TestUnreachableSockets(t *testing.T) {
 				path := filepath.Join(dir, fmt.Sprintf("s%d-%s", i, r.name))
 				tc.setup(t, path)
 				srv := &Server{Runner: r.new(), SocketPath: path}
-				rows, err, took := listWithin(t, srv)
+				rows, took, err := listWithin(t, srv)
 				t.Logf("answered in %.1fs: %v", took.Seconds(), err)
 				if tc.empty {
 					if err != nil || len(rows) != 0 {
@@ -232,7 +232,7 @@ func TestUnreachableLabelNamesPath(t *testing.T) {
 	}
 	stoppedTmux(t, path) // a second session's server is the same one: stop it
 	srv := &Server{Runner: NewNative(transport.NewLocal()), SocketName: label}
-	_, err, took := listWithin(t, srv)
+	_, took, err := listWithin(t, srv)
 	t.Logf("answered in %.1fs: %v", took.Seconds(), err)
 	want := "tmux server on socket " + path + " did not answer within"
 	if err == nil || !strings.Contains(err.Error(), want) {
@@ -301,7 +301,7 @@ func TestHelperListAs(t *testing.T) {
 	if os.Getenv("FLEETMUX_TEST_LIST_MODE") == "native" {
 		r = NewNative(r)
 	}
-	rows, err, _ := listWithin(t, &Server{Runner: r, SocketPath: path})
+	rows, _, err := listWithin(t, &Server{Runner: r, SocketPath: path})
 	if err != nil {
 		fmt.Printf("LISTING-ERROR: %v\n", err)
 		return
