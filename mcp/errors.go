@@ -94,6 +94,10 @@ func describeError(err error) errorInfo {
 	case errors.As(err, &ce):
 		return errorInfo{Text: "tmux error: " + ce.Error(), Type: ce.Class(), Expected: true}
 	}
+	if errors.Is(err, tmux.ErrNoAnswer) || errors.Is(err, tmux.ErrProtocol) {
+		// A socket where no tmux server answers: it names the socket.
+		return errorInfo{Text: "tmux error: " + err.Error(), Type: "LibTmuxException", Expected: true}
+	}
 	var he *HostError
 	if errors.As(err, &he) {
 		return errorInfo{Text: he.Error(), Type: "HostError", Expected: true}

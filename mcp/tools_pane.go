@@ -107,6 +107,9 @@ func toolSendKeys(ctx context.Context, c *Call) (any, error) {
 		if tmux.PaneMissing(out) {
 			return nil, &tmux.PaneNotFoundError{ID: id}
 		}
+		if err := srv.OutputUnreachable(out); err != nil {
+			return nil, err // no tmux server took the keys
+		}
 		return "Keys sent to pane " + id, nil
 	}
 	p, err := c.resolvePane(ctx, srv)
@@ -198,6 +201,9 @@ func toolCapturePane(ctx context.Context, c *Call) (any, error) {
 	}
 	if tmux.PaneMissing(out) {
 		return nil, &tmux.PaneNotFoundError{ID: target}
+	}
+	if err := srv.OutputUnreachable(out); err != nil {
+		return nil, err
 	}
 	kept, truncated, dropped := paneTailLines(out.Lines(), paneIntArg(c, "max_lines"))
 	body := strings.Join(kept, "\n")

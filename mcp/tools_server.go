@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"time"
 
 	"github.com/fleetmux/fleetmux/mcp/pyfmt"
 	"github.com/fleetmux/fleetmux/tmux"
@@ -29,6 +30,9 @@ func (c *Call) serverInfo(ctx context.Context, srv *tmux.Server, name, path *str
 	// (tmux runs nothing after a listing that failed).
 	replies, err := srv.Batch(ctx, tmux.ListIDs("session", ""), tmux.DisplayMessage("", "#{version}"))
 	if err != nil {
+		return info, err
+	}
+	if err := srv.Unreachable(replies[0]); err != nil {
 		return info, err
 	}
 	info.IsAlive = replies[0].ExitCode == 0
@@ -63,6 +67,10 @@ func getServerInfo(ctx context.Context, c *Call) (any, error) {
 	return c.serverInfo(ctx, srv, name, path)
 }
 
+// listServerProbe bounds list_servers' look at one socket: a live tmux
+// server answers in milliseconds.
+const listServerProbe = 2 * time.Second
+
 func listServers(ctx context.Context, c *Call) (any, error) {
 	r, err := c.s.opts.Backend.Runner(ctx, c.Host)
 	if err != nil {
@@ -79,6 +87,18 @@ func listServers(ctx context.Context, c *Call) (any, error) {
 	}
 	names, paths := socks.Names, socks.Paths
 	out := []ServerInfo{}
+	// Each local socket is probed under its own short bound: a socket
+	// where nothing answers costs listServerProbe, not a call deadline.
+	// (A remote host's calls are bounded by its connection's watchdog.)
+	probe := func(srv *tmux.Server, name, path *string) (ServerInfo, error) {
+		pctx := ctx
+		if c.IsLocal() {
+			var cancel context.CancelFunc
+			pctx, cancel = context.WithTimeout(ctx, listServerProbe)
+			defer cancel()
+		}
+		return c.serverInfo(pctx, srv, name, path)
+	}
 	for _, n := range names {
 		srv, err := c.TmuxFor(ctx, n)
 		if err != nil {
@@ -86,7 +106,7 @@ func listServers(ctx context.Context, c *Call) (any, error) {
 		}
 		name := n
 		_, path := c.configuredSocket()
-		info, err := c.serverInfo(ctx, srv, &name, path)
+		info, err := probe(srv, &name, path)
 		if err != nil || !info.IsAlive {
 			continue
 		}
@@ -106,7 +126,7 @@ func listServers(ctx context.Context, c *Call) (any, error) {
 			name = &v
 		}
 		path := p
-		info, err := c.serverInfo(ctx, srv, name, &path)
+		info, err := probe(srv, name, &path)
 		if err != nil || !info.IsAlive {
 			continue
 		}

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/fleetmux/fleetmux/transport"
 )
 
 // Cmd is one tmux command: its name and arguments, without the tmux
@@ -18,6 +20,10 @@ import (
 // Server.Do (tmux's "cmd1 ; cmd2" command list).
 type Cmd struct {
 	args []string
+	// unnested: tmux refuses this command when TMUX is set (new-session
+	// "nested" in a session), so it runs with TMUX removed (see
+	// Server.cmdCtx).
+	unnested bool
 }
 
 // Args returns the command's argv (name first).
@@ -101,12 +107,26 @@ func join(cmds []Cmd) []string {
 // what it printed. A non-zero exit is not an error here; an error means
 // tmux could not be run at all.
 func (s *Server) Exec(ctx context.Context, cmds ...Cmd) (*Output, error) {
-	return s.RunInput(ctx, nil, join(cmds)...)
+	return s.RunInput(cmdCtx(ctx, cmds), nil, join(cmds)...)
 }
 
 // ExecInput is Exec with bytes on the tmux client's stdin (load-buffer -).
 func (s *Server) ExecInput(ctx context.Context, stdin []byte, cmds ...Cmd) (*Output, error) {
-	return s.RunInput(ctx, stdin, join(cmds)...)
+	return s.RunInput(cmdCtx(ctx, cmds), stdin, join(cmds)...)
+}
+
+// cmdCtx is ctx for running cmds: a list with new-session runs with TMUX
+// removed from the tmux client's environment (transport.WithEnvUnset), or
+// tmux refuses it as nested (the reference's rule). The socket stays the
+// one TMUX names when no -L/-S is given: the native runner passes it
+// with -S (native.unnest).
+func cmdCtx(ctx context.Context, cmds []Cmd) context.Context {
+	for _, c := range cmds {
+		if c.unnested {
+			return transport.WithEnvUnset(ctx, "TMUX")
+		}
+	}
+	return ctx
 }
 
 // Do is Exec for checked commands: anything tmux writes to stderr
@@ -114,7 +134,7 @@ func (s *Server) ExecInput(ctx context.Context, stdin []byte, cmds ...Cmd) (*Out
 // stdout's lines.
 func (s *Server) Do(ctx context.Context, cmds ...Cmd) ([]string, error) {
 	argv := join(cmds)
-	out, err := s.Run(ctx, argv...)
+	out, err := s.RunInput(cmdCtx(ctx, cmds), nil, argv...)
 	if err != nil {
 		return nil, err
 	}
@@ -548,7 +568,9 @@ func (n NewSession) Cmd() Cmd {
 	if n.Height != nil {
 		args = append(args, "-y", strconv.Itoa(*n.Height))
 	}
-	return cmd(append(args, envArgs(n.Spawn.Env)...)...)
+	c := cmd(append(args, envArgs(n.Spawn.Env)...)...)
+	c.unnested = true
+	return c
 }
 
 // RenameSession renames target; the name is taken literally.

@@ -4,10 +4,30 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // ErrBinaryNotFound reports that the tmux binary could not be executed.
 var ErrBinaryNotFound = errors.New("tmux binary not found")
+
+// ErrNoAnswer reports a tmux server that did not answer a command
+// within its deadline (stopped, hung, or not a tmux server).
+var ErrNoAnswer = errors.New("tmux server did not answer")
+
+// NoAnswerError is ErrNoAnswer for one socket.
+type NoAnswerError struct {
+	Socket string        // the socket's path where it is known, else -L name
+	After  time.Duration // the deadline that passed
+	Err    error         // what the runner returned
+}
+
+func (e *NoAnswerError) Error() string {
+	return fmt.Sprintf("tmux server on socket %s did not answer within %s", e.Socket, e.After)
+}
+
+// Unwrap lets errors.Is find ErrNoAnswer and the runner's error
+// (context.DeadlineExceeded).
+func (e *NoAnswerError) Unwrap() []error { return []error{ErrNoAnswer, e.Err} }
 
 // CommandError is a tmux command that wrote to stderr (or failed).
 type CommandError struct {
@@ -136,8 +156,10 @@ func PaneMissing(out *Output) bool {
 	}
 	stderr := strings.TrimSpace(string(out.Stderr))
 	// No server means no panes: the lookup the anchor does first would
-	// have found nothing either.
-	return strings.Contains(stderr, "can't find pane") || isNoServer(stderr)
+	// have found nothing either. A server that hangs up at once is one
+	// going away (kill-server returns before its server has exited).
+	return strings.Contains(stderr, "can't find pane") || isNoServer(stderr) ||
+		strings.HasPrefix(stderr, "server exited unexpectedly")
 }
 
 // NoServer reports whether a failed command's error says that no tmux

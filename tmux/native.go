@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -265,8 +266,75 @@ type nativeCall struct {
 	args   []string
 }
 
-// Run implements transport.Runner.
+// Run implements transport.Runner. A tmux argv runs under a deadline,
+// natively or not: the caller's, else transport.LocalTimeout, after which
+// the call fails with a *NoAnswerError naming the socket.
 func (n *native) Run(ctx context.Context, argv []string, stdin []byte) (transport.Result, error) {
+	if len(argv) < 2 || argv[1] != "-u" { // not Server.Argv's: next bounds it
+		return n.next.Run(ctx, argv, stdin)
+	}
+	ctx, cancel, limit := transport.WithDefaultDeadline(ctx)
+	defer cancel()
+	argv = unnest(ctx, argv)
+	res, err := n.run(ctx, argv, stdin)
+	if err != nil && limit > 0 && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return res, &NoAnswerError{Socket: n.socketOf(argv), After: limit, Err: err}
+	}
+	return res, err
+}
+
+// unnest keeps a command that runs with TMUX removed
+// (transport.WithEnvUnset, for new-session) on the server the other
+// commands reach: without -L or -S, tmux takes the socket from TMUX's
+// first field, so that socket is passed with -S.
+func unnest(ctx context.Context, argv []string) []string {
+	if !slices.Contains(transport.EnvUnset(ctx), "TMUX") || len(argv) < 3 || argv[2] == "-L" || argv[2] == "-S" {
+		return argv
+	}
+	t, _ := lastEnv(nativeEnv(os.Environ()), "TMUX")
+	if t == "" || t[0] == ',' {
+		return argv
+	}
+	if i := strings.IndexByte(t, ','); i >= 0 {
+		t = t[:i]
+	}
+	return append([]string{argv[0], argv[1], "-S", t}, argv[2:]...)
+}
+
+// lastEnv is the value of k in env (its last entry).
+func lastEnv(env []string, k string) (string, bool) {
+	for j := len(env) - 1; j >= 0; j-- {
+		if v, ok := strings.CutPrefix(env[j], k+"="); ok {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+// socketOf implements socketNamer: the socket path argv (Server.Argv's
+// form) reaches, as tmux picks it, else "-L name".
+func (n *native) socketOf(argv []string) string {
+	var label, path string
+	haveL, haveS := false, false
+	i := 2
+	if i+1 < len(argv) && argv[i] == "-L" {
+		label, haveL, i = argv[i+1], true, i+2
+	}
+	if i+1 < len(argv) && argv[i] == "-S" {
+		path, haveS = argv[i+1], true
+	}
+	env := nativeEnv(os.Environ())
+	getenv := func(k string) (string, bool) { return lastEnv(env, k) }
+	if p, _, ok := nativeSocketPath(label, haveL, path, haveS, getenv); ok {
+		return p
+	}
+	if haveL {
+		return "-L " + label
+	}
+	return "default"
+}
+
+func (n *native) run(ctx context.Context, argv []string, stdin []byte) (transport.Result, error) {
 	call, ok := n.prepare(ctx, argv, stdin)
 	if !ok {
 		return n.next.Run(ctx, argv, stdin)
@@ -302,6 +370,9 @@ func (n *native) Run(ctx context.Context, argv []string, stdin []byte) (transpor
 		return n.next.Run(ctx, argv, stdin)
 	}
 	n.handled.Add(1)
+	if errors.Is(err, errNativeProtocol) {
+		err = fmt.Errorf("tmux server on socket %s: %w", call.socket, err)
+	}
 	return res, err
 }
 
@@ -360,15 +431,8 @@ func (n *native) prepare(ctx context.Context, argv []string, stdin []byte) (nati
 		return call, false
 	}
 
-	call.env = nativeEnv(os.Environ())
-	getenv := func(k string) (string, bool) {
-		for j := len(call.env) - 1; j >= 0; j-- {
-			if v, ok := strings.CutPrefix(call.env[j], k+"="); ok {
-				return v, true
-			}
-		}
-		return "", false
-	}
+	call.env = nativeEnv(transport.EnvWithout(os.Environ(), transport.EnvUnset(ctx)...))
+	getenv := func(k string) (string, bool) { return lastEnv(call.env, k) }
 	call.flags = clientUTF8
 	socket, def, ok := nativeSocketPath(label, haveL, path, haveS, getenv)
 	if !ok || strings.HasPrefix(socket, "@") || len(socket) >= 108 {
@@ -641,8 +705,11 @@ func nativeIdentify(call nativeCall) (first, second []byte) {
 	return first, second
 }
 
-// errNativeProtocol reports a server message the tmux client would die on.
-var errNativeProtocol = errors.New("tmux native: protocol error")
+// ErrProtocol reports a server message the tmux client would die on: what
+// answers on the socket is not a tmux server this client can talk to.
+var ErrProtocol = errors.New("tmux native: protocol error")
+
+var errNativeProtocol = ErrProtocol
 
 // nativeExchange runs one command on conn.
 func nativeExchange(ctx context.Context, conn *net.UnixConn, call nativeCall) (res transport.Result, outcome int, err error) {

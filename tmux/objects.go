@@ -98,10 +98,15 @@ func (s *Server) list(ctx context.Context, fields []string, args ...string) ([]A
 
 // rowsOf parses a listing's reply: a listing that failed because no
 // server runs is no rows; stderr from a listing that exited 0 is ignored.
+// A socket where something else answers (it hangs up, speaks another
+// protocol version, refuses us) is an error naming the socket.
 func (s *Server) rowsOf(listing Cmd, r Reply, fields []string) ([]Attrs, error) {
 	if r.Err != nil && r.ExitCode != 0 {
 		if isNoServer(strings.TrimSpace(strings.Join(r.Err.Stderr, "\n"))) {
 			return nil, nil
+		}
+		if err := s.Unreachable(r); err != nil {
+			return nil, err
 		}
 		return nil, &CommandError{Sub: listing.Name(), Stderr: r.Err.Stderr, Argv: s.CmdArgv(listing)}
 	}
@@ -111,12 +116,70 @@ func (s *Server) rowsOf(listing Cmd, r Reply, fields []string) ([]Attrs, error) 
 // paneListing lists every pane of the server (list-panes -a) with fields.
 func paneListing(fields []string) Cmd { return cmd("list-panes", "-a", "-F", Format(fields)) }
 
+// isNoServer reports tmux's words for a server that does not exist: no
+// socket file ("error connecting to PATH (No such file or directory)"),
+// or a socket file nobody listens on ("no server running on PATH"). The
+// reference answers an empty listing there. Anything else the tmux
+// client says about the connection is a failure (Unreachable).
 func isNoServer(stderr string) bool {
-	return stderr == "" || strings.HasPrefix(stderr, "no server running") ||
-		strings.HasPrefix(stderr, "error connecting to") ||
-		strings.Contains(stderr, "No such file or directory") ||
-		strings.HasPrefix(stderr, "no sessions") ||
-		strings.Contains(stderr, "server exited unexpectedly")
+	line, _, _ := strings.Cut(stderr, "\n")
+	return strings.HasPrefix(line, "no server running on ") ||
+		(strings.HasPrefix(line, "error connecting to ") && strings.HasSuffix(line, " (No such file or directory)")) ||
+		line == "no sessions"
+}
+
+// clientFailures are the tmux client's own messages about the connection
+// (client.c), printed before or instead of any command's output.
+var clientFailures = []string{
+	"error connecting to ",       // a socket we may not open (Permission denied), ...
+	"server exited unexpectedly", // it hung up at once, or sent garbage
+	"protocol version mismatch",  // another tmux version, or not tmux
+	"server version is too old",
+	"lost server",
+}
+
+// Unreachable returns the failure of a reply whose tmux client could not
+// talk to the server on the socket (and so ran nothing), naming the
+// socket: a listing there is an error, not an empty list. It is nil for
+// every other reply, "no server running" included.
+func (s *Server) Unreachable(r Reply) error {
+	if r.Err == nil || r.ExitCode == 0 {
+		return nil
+	}
+	stderr := strings.TrimSpace(strings.Join(r.Err.Stderr, "\n"))
+	if isNoServer(stderr) {
+		return nil
+	}
+	var msg string
+	switch {
+	case stderr == "":
+		msg = fmt.Sprintf("tmux server on socket %s: the tmux client exited with status %d and said nothing", s.SocketLabel(), r.ExitCode)
+	case !startsWithAny(stderr, clientFailures):
+		return nil
+	case strings.HasPrefix(stderr, "error connecting to "):
+		msg = stderr // it names the socket and the cause
+	default:
+		msg = "tmux server on socket " + s.SocketLabel() + ": " + stderr
+	}
+	return &CommandError{Sub: r.Err.Sub, Stderr: strings.Split(msg, "\n"), Argv: r.Err.Argv}
+}
+
+// OutputUnreachable is Unreachable for the output of Exec: the failure
+// of a command list whose tmux client could not talk to the server.
+func (s *Server) OutputUnreachable(out *Output) error {
+	if out == nil || out.ExitCode == 0 {
+		return nil
+	}
+	return s.Unreachable(Reply{Err: &CommandError{Stderr: out.ErrLines(), Argv: s.Argv()}, ExitCode: out.ExitCode})
+}
+
+func startsWithAny(s string, prefixes []string) bool {
+	for _, p := range prefixes {
+		if strings.HasPrefix(s, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // Sessions lists every session.

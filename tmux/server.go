@@ -135,15 +135,47 @@ func (s *Server) RunInput(ctx context.Context, stdin []byte, args ...string) (*O
 	if s.Runner == nil {
 		return nil, errors.New("tmux: server has no runner")
 	}
-	res, err := s.Runner.Run(ctx, s.Argv(args...), stdin)
+	argv := s.Argv(args...)
+	res, err := s.Runner.Run(ctx, argv, stdin)
 	if err != nil {
-		if errors.Is(err, transport.ErrNotFound) {
+		var na *NoAnswerError
+		switch {
+		case errors.Is(err, transport.ErrNotFound):
 			return nil, fmt.Errorf("%w: %w", ErrBinaryNotFound, err)
+		case errors.Is(err, transport.ErrTimeout) && !errors.As(err, &na):
+			return nil, &NoAnswerError{Socket: s.socketLabel(argv), After: transport.LocalTimeout, Err: err}
 		}
 		return nil, err
 	}
 	return &Output{Stdout: res.Stdout, Stderr: res.Stderr, ExitCode: res.ExitCode}, nil
 }
+
+// socketNamer is a runner that knows which socket path an argv reaches
+// (the native client: it is the one that connects).
+type socketNamer interface {
+	socketOf(argv []string) string
+}
+
+// socketLabel names the socket argv goes to, for errors: its path where
+// the runner can tell, else what the argv says.
+func (s *Server) socketLabel(argv []string) string {
+	if n, ok := s.Runner.(socketNamer); ok {
+		if p := n.socketOf(argv); p != "" {
+			return p
+		}
+	}
+	switch {
+	case s.SocketPath != "":
+		return s.SocketPath
+	case s.SocketName != "":
+		return "-L " + s.SocketName
+	}
+	return "default"
+}
+
+// SocketLabel names the socket this server's commands reach: its path
+// where it is known (locally), else the -L name or "default".
+func (s *Server) SocketLabel() string { return s.socketLabel(s.Argv("list-sessions")) }
 
 // Cmd runs a subcommand given as plain arguments and turns any stderr
 // output into a *CommandError, as libtmux's checked commands do. Tools

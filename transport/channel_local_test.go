@@ -182,7 +182,10 @@ func differentialCases() []diffCase {
 func TestChannelLoopLocal(t *testing.T) {
 	checkLeaks(t)
 	local := NewLocal()
-	ctx := context.Background()
+	// Its own deadline: 10 MB through -race on a loaded machine can take
+	// longer than the default bound of a call (LocalTimeout).
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
 	for _, sh := range loopShells(t) {
 		t.Run(sh, func(t *testing.T) {
 			c := localLoopConn(t)
