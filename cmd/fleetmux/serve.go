@@ -245,14 +245,12 @@ func serveHTTP(g *globalFlags, o *httpFlags, stderr io.Writer) int {
 	go func() { served <- hs.Serve(ln) }()
 
 	url := "http://" + bound.String() + "/mcp"
-	// The warning comes before the address line: whoever reads the address
-	// (a person, or a script that waits for it) has read the warning too.
-	if o.noAuth {
-		log.Warn("authentication is OFF (--no-auth): every local user and process can drive tmux through " + url)
-	}
-	fmt.Fprintf(stderr, "fleetmux: serving MCP over streamable HTTP at %s (Ctrl-C stops it)\n", url)
+	// The address line comes last: whoever waits for it (a person, or a
+	// script or test reading stderr up to it) has read the token's place
+	// and the warnings too.
 	switch {
 	case o.noAuth:
+		log.Warn("authentication is OFF (--no-auth): every local user and process can drive tmux through " + url)
 	case created:
 		fmt.Fprintf(stderr, "fleetmux: created a bearer token in %s; clients send \"Authorization: Bearer $(cat %s)\"\n", tokenPath, tokenPath)
 	default:
@@ -261,6 +259,7 @@ func serveHTTP(g *globalFlags, o *httpFlags, stderr io.Writer) int {
 	if o.allowRemote && !bound.IP.IsLoopback() {
 		log.Warn("serving on a non-loopback address (--allow-remote): anyone who can reach it and has the token can drive tmux; the connection is plain HTTP", "address", bound.String())
 	}
+	fmt.Fprintf(stderr, "fleetmux: serving MCP over streamable HTTP at %s (Ctrl-C stops it)\n", url)
 
 	select {
 	case err := <-served:
