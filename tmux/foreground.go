@@ -62,8 +62,8 @@ func SignalForeground(pane string, panePID int, sig string) Cmd {
 // shell at its prompt: the foreground process group is the pane's own
 // process, or a group of one process that is a shell (a shell the pane's
 // command started, as in "sh -c sh"), not a command a shell runs or
-// another program. It waits up to about half a second for a command that
-// is just ending. Where ps cannot tell the group the pane counts as idle.
+// another program. It looks five times, 0.1 s apart, for a command that is
+// just ending (each look scans the process list once, so few looks). Where ps cannot tell the group the pane counts as idle.
 // flag is a pane user option the guard sets and unsets, unique to the
 // call ("@" and letters, digits, '_').
 func IdleShell(pane, flag string) []Cmd {
@@ -74,8 +74,9 @@ func IdleShell(pane, flag string) []Cmd {
 			`i=0; while :; do g=; ` + procTpgid + `[ -n "$g" ] || { set -- $(ps -o tpgid= -p "$p"); g="$1"; }; ` +
 			`[ -n "$g" ] || exit 0; [ "$g" = "$p" ] && exit 0; ` +
 			`n=0; for x in $(ps -A -o pgid=); do [ "$x" = "$g" ] && n=$((n+1)); done; ` +
-			`if [ "$n" = 1 ]; then case "$(ps -o comm= -p "$g")" in ` + shellNames + `) exit 0;; esac; fi; ` +
-			`i=$((i+1)); [ "$i" -lt 10 ] || exit 1; sleep 0.05; done`
+			`if [ "$n" = 1 ]; then c=; [ -r "/proc/$g/comm" ] && read -r c < "/proc/$g/comm"; [ -n "$c" ] || c="$(ps -o comm= -p "$g")"; ` +
+			`case "$c" in ` + shellNames + `) exit 0;; esac; fi; ` +
+			`i=$((i+1)); [ "$i" -lt 5 ] || exit 1; sleep 0.1; done`
 	}
 	return []Cmd{
 		cmd("if-shell", "-t", pane, shellWrap(script), "set-option -p -t "+pane+" "+flag+" 1"),
