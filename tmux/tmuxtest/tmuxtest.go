@@ -2,15 +2,43 @@
 package tmuxtest
 
 import (
+	"context"
 	"errors"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"syscall"
 	"time"
 )
+
+// EnvBin names the variable that picks the tmux binary the tests run: a
+// path or a name on PATH (e.g. a binary .ci/tmux-versions.sh built). Unset,
+// the tests run "tmux" from PATH.
+const EnvBin = "FLEETMUX_TEST_TMUX"
+
+// Bin returns the tmux binary the tests run: $FLEETMUX_TEST_TMUX, else
+// "tmux". Every place a test starts or drives a tmux server uses it, and
+// tests that start fleetmux (or an mcp.Server) point LIBTMUX_TMUX_BIN at it.
+func Bin() string {
+	if b := os.Getenv(EnvBin); b != "" {
+		return b
+	}
+	return "tmux"
+}
+
+// Command is exec.Command(Bin(), args...).
+func Command(args ...string) *exec.Cmd { return exec.Command(Bin(), args...) }
+
+// CommandContext is exec.CommandContext(ctx, Bin(), args...).
+func CommandContext(ctx context.Context, args ...string) *exec.Cmd {
+	return exec.CommandContext(ctx, Bin(), args...)
+}
+
+// LookPath resolves Bin() to a path, as exec.LookPath does.
+func LookPath() (string, error) { return exec.LookPath(Bin()) }
 
 // SweepSockets removes the socket files that this test process's tmux
 // servers left behind: tmux does not remove its socket when its server
