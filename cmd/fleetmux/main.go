@@ -375,7 +375,7 @@ func build(ctx context.Context, g *globalFlags, log *slog.Logger) (*mcp.Server, 
 
 func serve(g *globalFlags, stderr io.Writer) int {
 	log := newLogger(g.logLevel, stderr)
-	if !tmuxPresent(stderr) {
+	if !tmuxUsable(log, stderr) {
 		return 1
 	}
 	if interactive(os.Stdin) {

@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/fleetmux/fleetmux/tmux/tmuxtest"
 )
 
 const initLine = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
@@ -132,7 +134,7 @@ func TestStdioSignalEnd(t *testing.T) {
 
 // TestTmuxBinEnv: the start-up check honours LIBTMUX_TMUX_BIN.
 func TestTmuxBinEnv(t *testing.T) {
-	tmuxPath, err := exec.LookPath("tmux")
+	tmuxPath, err := tmuxtest.LookPath()
 	if err != nil {
 		t.Fatal(err)
 	}
