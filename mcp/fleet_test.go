@@ -265,3 +265,27 @@ func TestCompactHosts(t *testing.T) {
 		}
 	}
 }
+
+// TestFleetBatchHost: a batch's operations run on the batch's host unless
+// they name their own.
+func TestFleetBatchHost(t *testing.T) {
+	e, _ := newFleetEnv(t)
+	for _, tc := range []struct {
+		name      string
+		batchHost string
+		op        map[string]any
+		want, not string
+	}{
+		{"inherits", "dev-1", map[string]any{}, "on-dev-1", "on-dev-2"},
+		{"own host", "dev-1", map[string]any{"host": "dev-2"}, "on-dev-2", "on-dev-1"},
+		{"readonly host", "prod-1", map[string]any{}, "on-prod-1", "on-dev-1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := text(e.call("call_readonly_tools_batch", map[string]any{"host": tc.batchHost, "operations": []any{
+				map[string]any{"tool": "list_sessions", "arguments": tc.op}}}))
+			if !strings.Contains(got, tc.want) || strings.Contains(got, tc.not) {
+				t.Fatalf("batch on %s with %v: %s", tc.batchHost, tc.op, got)
+			}
+		})
+	}
+}

@@ -103,6 +103,15 @@ func (c *Call) batchOne(ctx context.Context, index int, name string, args map[st
 	if args == nil {
 		args = map[string]any{}
 	}
+	if _, named := args["host"]; !named && c.s.opts.Backend.Fleet() {
+		// An operation runs on the batch's host unless it names its own.
+		own := make(map[string]any, len(args)+1)
+		for k, v := range args {
+			own[k] = v
+		}
+		own["host"] = c.Host
+		args = own
+	}
 	res := c.CallTool(ctx, name, args)
 	row.Success = !res.IsError
 	for _, blk := range res.Content {
