@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The one test command: installs what the tests need (tmux, OpenSSH server
 # and client, npm) when missing, then runs vet and the whole suite with -race,
-# then the MCP conformance suite against `fleetmux serve --http`.
+# then the suite's local parity and end-to-end tests again on tmux 3.5a
+# (built by .ci/tmux-versions.sh), then the MCP conformance suite against
+# `fleetmux serve --http`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -39,7 +41,18 @@ if ! [ -x "$staticcheck" ]; then
   go install honnef.co/go/tools/cmd/staticcheck@v0.8.2
 fi
 "$staticcheck" ./...
-echo "== go test -race" >&2
+echo "== tmux versions (built from Debian source packages, cached)" >&2
+# 3.5a for the second leg, 3.1c for the start-up refusal test
+# (cmd/fleetmux TestTmuxTooOld) and the mixed-version fleet.
+./.ci/tmux-versions.sh 3.1c 3.5a >/dev/null
+tmux35="$(./.ci/tmux-versions.sh 3.5a)"
+echo "== go test -race (system $(tmux -V))" >&2
 go test -race -count=1 -timeout 20m ./...
+echo "== go test on tmux 3.5a: local parity (mcp) and end-to-end (cmd/fleetmux)" >&2
+# Without -race (the first leg ran it). Left out: TestRealClients (the real
+# clients start fleetmux with a minimal environment, so it runs the system
+# tmux whatever FLEETMUX_TEST_TMUX says) and TestSoak (a leak and load test
+# of the SSH path, 8 clients x 500 calls; the first leg runs it).
+FLEETMUX_TEST_TMUX="$tmux35" go test -count=1 -timeout 15m -skip 'TestRealClients|TestSoak' ./mcp/ ./cmd/fleetmux/
 echo "== MCP conformance suite (serve --http)" >&2
 ./.ci/conformance.sh

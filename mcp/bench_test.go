@@ -3,19 +3,19 @@ package mcp
 import (
 	"context"
 	"fmt"
-	"os/exec"
 	"testing"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/fleetmux/fleetmux/mcp/pyfmt"
+	"github.com/fleetmux/fleetmux/tmux/tmuxtest"
 )
 
 // BenchmarkBareListSessions is the baseline: one tmux list-sessions exec.
 func BenchmarkBareListSessions(b *testing.B) {
 	e := newBenchEnv(b)
 	for b.Loop() {
-		if err := exec.Command("tmux", "-L", e.socket, "list-sessions").Run(); err != nil {
+		if err := tmuxtest.Command("-L", e.socket, "list-sessions").Run(); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -39,10 +39,10 @@ func newBenchEnv(b *testing.B) *testEnv {
 	_ = t
 	e := &testEnv{vars: map[string]string{}}
 	e.socket = "fleetmux-test-bench-" + b.Name()
-	if out, err := exec.Command("tmux", "-L", e.socket, "-f", "/dev/null", "new-session", "-d", "-s", "fixture").CombinedOutput(); err != nil {
+	if out, err := tmuxtest.Command("-L", e.socket, "-f", "/dev/null", "new-session", "-d", "-s", "fixture").CombinedOutput(); err != nil {
 		b.Fatalf("%v %s", err, out)
 	}
-	b.Cleanup(func() { _ = exec.Command("tmux", "-L", e.socket, "kill-server").Run() })
+	b.Cleanup(func() { _ = tmuxtest.Command("-L", e.socket, "kill-server").Run() })
 	e.vars["LIBTMUX_SOCKET"] = e.socket
 	srv, err := New(Options{Settings: Settings{Safety: TierDestructive, SuppressHistory: true, WaitMax: 30}, Getenv: e.getenv})
 	if err != nil {

@@ -3,9 +3,10 @@ package mcp
 import (
 	"encoding/json"
 	"os"
-	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/fleetmux/fleetmux/tmux/tmuxtest"
 )
 
 // Review of the server, session and window tools against libtmux-mcp
@@ -281,7 +282,7 @@ func TestValidationTexts(t *testing.T) {
 
 func TestKillServerStderr(t *testing.T) {
 	e := newEnv(t)
-	real, err := exec.LookPath("tmux")
+	real, err := tmuxtest.LookPath()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -300,6 +301,6 @@ func TestKillServerStderr(t *testing.T) {
 		t.Fatalf("%q %v", text(res), res.Meta)
 	}
 	// "no server running" is success.
-	e.setVar("LIBTMUX_TMUX_BIN", "")
+	e.setVar("LIBTMUX_TMUX_BIN", os.Getenv(tmuxtest.EnvBin))
 	e.ok("kill_server", map[string]any{"socket_name": e.socket + "-none"}, nil)
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -13,6 +12,8 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/fleetmux/fleetmux/tmux/tmuxtest"
 )
 
 // testEnv is one private tmux server (-L fleetmux-test-...) and one
@@ -46,7 +47,7 @@ func newEnv(t *testing.T, opts ...envOption) *testEnv {
 	e.socket = fmt.Sprintf("fleetmux-test-%d-%d", os.Getpid(), socketSeq.Add(1))
 	e.vars["LIBTMUX_SOCKET"] = e.socket
 	e.tmux("-f", testTmuxConf(t), "new-session", "-d", "-s", "fixture", "-x", "80", "-y", "24")
-	t.Cleanup(func() { _ = exec.Command("tmux", "-L", e.socket, "kill-server").Run() })
+	t.Cleanup(func() { _ = tmuxtest.Command("-L", e.socket, "kill-server").Run() })
 	o := Options{Settings: Settings{Safety: TierDestructive, SuppressHistory: true, WaitMax: 30}}
 	for _, opt := range opts {
 		opt(e, &o)
@@ -74,8 +75,10 @@ func (e *testEnv) getenv(k string) string {
 		return v
 	}
 	switch k {
-	case "TMUX", "TMUX_PANE", "LIBTMUX_SOCKET_PATH", "LIBTMUX_TMUX_BIN":
+	case "TMUX", "TMUX_PANE", "LIBTMUX_SOCKET_PATH":
 		return "" // never leak the developer's own tmux into tests
+	case "LIBTMUX_TMUX_BIN":
+		return os.Getenv(tmuxtest.EnvBin) // the binary under test, "" for tmux on PATH
 	}
 	return os.Getenv(k)
 }
@@ -92,7 +95,7 @@ var tmuxErr error
 
 func requireTmux(t *testing.T) {
 	t.Helper()
-	tmuxOnce.Do(func() { _, tmuxErr = exec.LookPath("tmux") })
+	tmuxOnce.Do(func() { _, tmuxErr = tmuxtest.LookPath() })
 	if tmuxErr != nil && testing.Short() {
 		t.Skip("tmux is missing; with -short the tests that need it are skipped (the README's test command installs it)")
 	}
@@ -104,7 +107,7 @@ func requireTmux(t *testing.T) {
 // tmux runs a tmux command on the test socket and returns stdout.
 func (e *testEnv) tmux(args ...string) string {
 	e.t.Helper()
-	out, err := exec.Command("tmux", append([]string{"-L", e.socket}, args...)...).CombinedOutput()
+	out, err := tmuxtest.Command(append([]string{"-L", e.socket}, args...)...).CombinedOutput()
 	if err != nil {
 		e.t.Fatalf("tmux %v: %v: %s", args, err, out)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os/exec"
 	"path"
 	"sort"
 	"strings"
@@ -12,6 +11,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/fleetmux/fleetmux/tmux/tmuxtest"
 	"github.com/fleetmux/fleetmux/transport"
 )
 
@@ -23,7 +23,11 @@ type envRunner struct {
 }
 
 func (r envRunner) Run(ctx context.Context, argv []string, stdin []byte) (transport.Result, error) {
-	return r.inner.Run(ctx, append([]string{"env", "TMUX_TMPDIR=" + r.tmpdir}, argv...), stdin)
+	full := append([]string{"env", "TMUX_TMPDIR=" + r.tmpdir}, argv...)
+	if len(argv) > 0 && argv[0] == "tmux" {
+		full[2] = tmuxtest.Bin() // the tmux under test, as a host's PATH would pick it
+	}
+	return r.inner.Run(ctx, full, stdin)
 }
 
 type fakeFleet struct {
@@ -75,13 +79,13 @@ func newFleetEnv(t *testing.T, opts ...envOption) (*testEnv, map[string]string) 
 		d := t.TempDir()
 		dirs[h] = d
 		f.runners[h] = envRunner{local, d}
-		cmd := exec.Command("tmux", "-f", conf, "new-session", "-d", "-s", "on-"+h)
+		cmd := tmuxtest.Command("-f", conf, "new-session", "-d", "-s", "on-"+h)
 		cmd.Env = append(cmd.Environ(), "TMUX_TMPDIR="+d)
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("start tmux for %s: %v %s", h, err, out)
 		}
 		t.Cleanup(func() {
-			c := exec.Command("tmux", "kill-server")
+			c := tmuxtest.Command("kill-server")
 			c.Env = append(c.Environ(), "TMUX_TMPDIR="+d)
 			_ = c.Run()
 		})

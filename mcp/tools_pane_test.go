@@ -3,12 +3,13 @@ package mcp
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fleetmux/fleetmux/tmux/tmuxtest"
 )
 
 // ---- helpers ----
@@ -174,9 +175,10 @@ func TestPanePasteTextLoadErrors(t *testing.T) {
 	failing := filepath.Join(dir, "tmux-fail")
 	// The commands before load-buffer in the request run, then
 	// load-buffer fails and nothing after it runs, as tmux does.
-	script := "#!/bin/bash\ncase \" $* \" in *\" load-buffer \"*) ;; *) exec tmux \"$@\";; esac\n" +
+	tb := tmuxtest.Bin()
+	script := "#!/bin/bash\ncase \" $* \" in *\" load-buffer \"*) ;; *) exec " + tb + " \"$@\";; esac\n" +
 		"pre=()\nfor a in \"$@\"; do [ \"$a\" = load-buffer ] && break; pre+=(\"$a\"); done\n" +
-		"if [ \"${pre[-1]}\" = \";\" ]; then unset 'pre[-1]'; tmux \"${pre[@]}\" || exit; fi\n" +
+		"if [ \"${pre[-1]}\" = \";\" ]; then unset 'pre[-1]'; " + tb + " \"${pre[@]}\" || exit; fi\n" +
 		"echo 'no space left' >&2; exit 1\n"
 	if err := os.WriteFile(failing, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
@@ -185,7 +187,7 @@ func TestPanePasteTextLoadErrors(t *testing.T) {
 	e.fail("paste_text", map[string]any{"text": "x", "pane_id": pane}, "load-buffer failed: no space left")
 
 	slow := filepath.Join(dir, "tmux-slow")
-	if err := os.WriteFile(slow, []byte("#!/bin/sh\ncase \" $* \" in *\" load-buffer \"*) exec sleep 10;; esac\nexec tmux \"$@\"\n"), 0o755); err != nil {
+	if err := os.WriteFile(slow, []byte("#!/bin/sh\ncase \" $* \" in *\" load-buffer \"*) exec sleep 10;; esac\nexec "+tb+" \"$@\"\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	old := pasteLoadTimeout
@@ -200,7 +202,7 @@ func TestPanePasteTextLoadErrors(t *testing.T) {
 	if time.Since(start) > 5*time.Second {
 		t.Fatalf("timeout took %v", time.Since(start))
 	}
-	e.setVar("LIBTMUX_TMUX_BIN", "")
+	e.setVar("LIBTMUX_TMUX_BIN", os.Getenv(tmuxtest.EnvBin))
 	if bufs, _ := e.paneTmuxOut("list-buffers", "-F", "#{buffer_name}"); strings.Contains(bufs, "libtmux_mcp_") {
 		t.Fatalf("buffer left behind: %q", bufs)
 	}
@@ -209,7 +211,7 @@ func TestPanePasteTextLoadErrors(t *testing.T) {
 // paneTmuxOut runs tmux on the test socket without failing on a non-zero
 // exit (list-buffers exits 1 when there are none on some versions).
 func (e *testEnv) paneTmuxOut(args ...string) (string, error) {
-	out, err := exec.Command("tmux", append([]string{"-L", e.socket}, args...)...).Output()
+	out, err := tmuxtest.Command(append([]string{"-L", e.socket}, args...)...).Output()
 	return strings.TrimRight(string(out), "\n"), err
 }
 
@@ -322,7 +324,8 @@ func TestPaneSnapshotShortReply(t *testing.T) {
 	e := newEnv(t)
 	pane := e.firstPane()
 	wrapper := filepath.Join(t.TempDir(), "tmux-short")
-	script := "#!/bin/sh\ncase \" $* \" in *\" display-message \"*) tmux \"$@\" | awk -F '\xe2\x90\x9e' 'NF == 23 {print $1 \"\xe2\x90\x9e\" $2; next} {print}'; exit 0;; esac\nexec tmux \"$@\"\n"
+	tb := tmuxtest.Bin()
+	script := "#!/bin/sh\ncase \" $* \" in *\" display-message \"*) " + tb + " \"$@\" | awk -F '\xe2\x90\x9e' 'NF == 23 {print $1 \"\xe2\x90\x9e\" $2; next} {print}'; exit 0;; esac\nexec " + tb + " \"$@\"\n"
 	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -885,7 +888,7 @@ func TestPaneArgv(t *testing.T) {
 	dir := t.TempDir()
 	log := filepath.Join(dir, "argv.log")
 	wrapper := filepath.Join(dir, "tmux-rec")
-	script := "#!/bin/sh\nprintf '[%s]' \"$@\" >> '" + log + "'\necho >> '" + log + "'\nexec tmux \"$@\"\n"
+	script := "#!/bin/sh\nprintf '[%s]' \"$@\" >> '" + log + "'\necho >> '" + log + "'\nexec " + tmuxtest.Bin() + " \"$@\"\n"
 	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/fleetmux/fleetmux/tmux"
+	"github.com/fleetmux/fleetmux/tmux/tmuxtest"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -53,10 +53,10 @@ func (e *testEnv) shSync(pane, cmdline string) {
 	e.t.Helper()
 	shSyncSeq++
 	ch := fmt.Sprintf("fleetmux_test_sync_%d_%d", time.Now().UnixNano(), shSyncSeq)
-	e.shType(pane, cmdline+"; tmux -L "+e.socket+" wait-for -S "+ch)
+	e.shType(pane, cmdline+"; "+tmuxtest.Bin()+" -L "+e.socket+" wait-for -S "+ch)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if out, err := exec.CommandContext(ctx, "tmux", "-L", e.socket, "wait-for", ch).CombinedOutput(); err != nil {
+	if out, err := tmuxtest.CommandContext(ctx, "-L", e.socket, "wait-for", ch).CombinedOutput(); err != nil {
 		e.t.Fatalf("waiting for %q: %v %s", cmdline, err, out)
 	}
 	e.shSettle(pane)

@@ -442,7 +442,9 @@ func SplitWindow(s Split) Cmd {
 		args = append(args, "-b")
 	}
 	if s.Size != "" {
-		args = append(args, "-l"+s.Size)
+		// tmux 3.4 and later expand -l as a format (#(cmd) would run);
+		// no valid size has a '#', so escaped it stays invalid, as on 3.3.
+		args = append(args, "-l"+EscapeLiteral(s.Size))
 	}
 	args = append(args, "-P", "-F", "#{pane_id}")
 	if s.Spawn.Dir != "" {

@@ -34,6 +34,7 @@ func TestCommandArgv(t *testing.T) {
 		{"resize", ResizePane("%1", intp(10), nil), []string{"resize-pane", "-t", "%1", "-y10"}},
 		{"split", SplitWindow(Split{Target: "%1", Vertical: true, Before: true, Size: "50%", Spawn: Spawn{Dir: "/d", Env: []string{"A=1"}}, Shell: "top"}),
 			[]string{"split-window", "-t", "%1", "-v", "-b", "-l50%", "-P", "-F", "#{pane_id}", "-c/d", "-d", "-eA=1", "top"}},
+		{"split size format", SplitWindow(Split{Target: "%1", Size: "#{e|+:1,2}"}), []string{"split-window", "-t", "%1", "-h", "-l##{e|+:1,2}", "-P", "-F", "#{pane_id}", "-d"}},
 		{"split horizontal", SplitWindow(Split{Target: "%1"}), []string{"split-window", "-t", "%1", "-h", "-P", "-F", "#{pane_id}", "-d"}},
 		{"move-window", MoveWindow("$1:2", "$3", ""), []string{"move-window", "-s", "$1:2", "-t", "$3:"}},
 		{"layout", SelectLayout("@1", ""), []string{"select-layout", "-t", "@1"}},

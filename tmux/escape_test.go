@@ -4,9 +4,9 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"testing"
 
+	"github.com/fleetmux/fleetmux/tmux/tmuxtest"
 	"github.com/fleetmux/fleetmux/transport"
 )
 
@@ -14,11 +14,11 @@ import (
 // ';' reach tmux unchanged.
 func TestEscapeArgRoundTrip(t *testing.T) {
 	sock := fmt.Sprintf("fleetmux-test-semi-%d", os.Getpid())
-	if out, err := exec.Command("tmux", "-L", sock, "-f", "/dev/null", "new-session", "-d", "-s", "s", "cat").CombinedOutput(); err != nil {
+	if out, err := tmuxtest.Command("-L", sock, "-f", "/dev/null", "new-session", "-d", "-s", "s", "cat").CombinedOutput(); err != nil {
 		t.Fatalf("%v %s", err, out)
 	}
-	defer exec.Command("tmux", "-L", sock, "kill-server").Run()
-	srv := &Server{Runner: transport.NewLocal(), SocketName: sock}
+	defer tmuxtest.Command("-L", sock, "kill-server").Run()
+	srv := &Server{Runner: transport.NewLocal(), SocketName: sock, Bin: os.Getenv(tmuxtest.EnvBin)}
 	ctx := context.Background()
 	id := "$0"
 	for _, name := range []string{"a;", "c;;", "d"} {

@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/fleetmux/fleetmux/tmux/tmuxtest"
 	"github.com/fleetmux/fleetmux/transport"
 )
 
@@ -102,11 +102,11 @@ func TestCheckName(t *testing.T) {
 func testServer(t *testing.T, tag string) *Server {
 	t.Helper()
 	sock := fmt.Sprintf("fleetmux-test-%s-%d", tag, os.Getpid())
-	if out, err := exec.Command("tmux", "-L", sock, "-f", "/dev/null", "new-session", "-d", "-s", "s", "bash --norc --noprofile").CombinedOutput(); err != nil {
+	if out, err := tmuxtest.Command("-L", sock, "-f", "/dev/null", "new-session", "-d", "-s", "s", "bash --norc --noprofile").CombinedOutput(); err != nil {
 		t.Fatalf("%v %s", err, out)
 	}
-	t.Cleanup(func() { exec.Command("tmux", "-L", sock, "kill-server").Run() })
-	return &Server{Runner: transport.NewLocal(), SocketName: sock}
+	t.Cleanup(func() { tmuxtest.Command("-L", sock, "kill-server").Run() })
+	return &Server{Runner: transport.NewLocal(), SocketName: sock, Bin: os.Getenv(tmuxtest.EnvBin)}
 }
 
 // TestEscapeLiteralRoundTrip: every argument tmux expands as a format
@@ -202,7 +202,7 @@ func runHeld(srv *Server, formats []string) {
 		args = append(args, "display-message", "-p", "-t", "$0:", f, ";")
 	}
 	args = append(args, "run-shell", "sleep 0.1")
-	_ = exec.Command("tmux", args...).Run()
+	_ = tmuxtest.Command(args...).Run()
 }
 
 // assertNoJob runs every accepted format with display-message against a
@@ -303,9 +303,9 @@ func FuzzCheckFormat(f *testing.F) {
 
 func testServerF(f *testing.F, tag string) *Server {
 	sock := fmt.Sprintf("fleetmux-test-%s-%d", tag, os.Getpid())
-	if out, err := exec.Command("tmux", "-L", sock, "-f", "/dev/null", "new-session", "-d", "-s", "s", "bash --norc --noprofile").CombinedOutput(); err != nil {
+	if out, err := tmuxtest.Command("-L", sock, "-f", "/dev/null", "new-session", "-d", "-s", "s", "bash --norc --noprofile").CombinedOutput(); err != nil {
 		f.Fatalf("%v %s", err, out)
 	}
-	f.Cleanup(func() { exec.Command("tmux", "-L", sock, "kill-server").Run() })
-	return &Server{Runner: transport.NewLocal(), SocketName: sock}
+	f.Cleanup(func() { tmuxtest.Command("-L", sock, "kill-server").Run() })
+	return &Server{Runner: transport.NewLocal(), SocketName: sock, Bin: os.Getenv(tmuxtest.EnvBin)}
 }

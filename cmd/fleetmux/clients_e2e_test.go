@@ -166,6 +166,9 @@ func TestRealClients(t *testing.T) {
 	}
 	home := t.TempDir()
 	sock := fmt.Sprintf("fleetmux-test-clients-%d", os.Getpid())
+	// The clients start fleetmux with a minimal environment (no
+	// LIBTMUX_TMUX_BIN), so it runs the tmux on PATH whatever
+	// FLEETMUX_TEST_TMUX says: so does this cleanup.
 	t.Cleanup(func() { _ = exec.Command("tmux", "-L", sock, "kill-server").Run() })
 	var env []string
 	for _, kv := range os.Environ() {

@@ -186,8 +186,11 @@ func runQuiet(ctx context.Context, name string, args ...string) (string, string,
 	return out.String(), first, err
 }
 
-// minTmux is the oldest tmux the README supports.
+// minTmux is the oldest tmux the README supports (minTmuxName); fleetmux
+// refuses to start on an older one, doctor warns.
 var minTmux = [3]int{3, 2, 1} // 3.2a: the letter counts as a third number
+
+const minTmuxName = "3.2a"
 
 // tmuxVersionAtLeast compares a `tmux -V` version such as "3.3a" or
 // "next-3.4" with min; unknown forms count as new enough.

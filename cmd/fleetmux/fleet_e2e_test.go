@@ -13,6 +13,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/fleetmux/fleetmux/tmux/tmuxtest"
 	"github.com/fleetmux/fleetmux/transport/sshtest"
 )
 
@@ -72,7 +73,7 @@ func TestFleetEndToEnd(t *testing.T) {
 	f.Close()
 
 	sock := fmt.Sprintf("fleetmux-test-fleet-%d", os.Getpid())
-	defer exec.Command("tmux", "-L", sock, "kill-server").Run()
+	defer tmuxtest.Command("-L", sock, "kill-server").Run()
 	state := filepath.Join(dir, "state.db")
 	cmd := exec.Command(binPath, "--ssh-config", cfg, "--hosts", "dev-*,dead-*", "--host-safety", "dev-2=readonly", "--state", state)
 	cmd.Env = append(os.Environ(), "LIBTMUX_SOCKET="+sock, "TMUX=", "TMUX_PANE=", "LIBTMUX_SAFETY=destructive")

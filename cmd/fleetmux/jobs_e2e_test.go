@@ -15,6 +15,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/fleetmux/fleetmux/mcp"
+	"github.com/fleetmux/fleetmux/tmux/tmuxtest"
 	"github.com/fleetmux/fleetmux/transport/sshtest"
 )
 
@@ -109,7 +110,7 @@ func wantExit(t *testing.T, what string, info mcp.JobInfo, code int) {
 // answer at --max-call-seconds, progress notifications, and the audit.
 func TestJobsEndToEnd(t *testing.T) {
 	f := newJobsFleet(t)
-	defer exec.Command("tmux", "-L", f.sock, "kill-server").Run()
+	defer tmuxtest.Command("-L", f.sock, "kill-server").Run()
 	var (
 		mu       sync.Mutex
 		progress []*sdk.ProgressNotificationParams
@@ -284,7 +285,7 @@ func BenchmarkJobCalls(b *testing.B) {
 	cfg := filepath.Join(dir, "ssh_config")
 	env.WriteSSHConfig(cfg, sshtest.SSHConfigOptions{KnownHostsFile: kh}, h)
 	sock := fmt.Sprintf("fleetmux-test-jobbench-%d", os.Getpid())
-	defer exec.Command("tmux", "-L", sock, "kill-server").Run()
+	defer tmuxtest.Command("-L", sock, "kill-server").Run()
 	cmd := exec.Command(binPath, "--ssh-config", cfg, "--hosts", "dev-*", "--state", filepath.Join(dir, "state.db"))
 	cmd.Env = append(os.Environ(), "LIBTMUX_SOCKET="+sock, "TMUX=", "TMUX_PANE=")
 	cs, err := sdk.NewClient(&sdk.Implementation{Name: "bench", Version: "1"}, nil).Connect(context.Background(), &sdk.CommandTransport{Command: cmd}, nil)

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/fleetmux/fleetmux/tmux/tmuxtest"
 )
 
 // BenchmarkLocalSideBySide measures, in one run on one private tmux
@@ -21,14 +23,14 @@ import (
 // stderr, ratios against the bare exec as x-bare.
 func BenchmarkLocalSideBySide(b *testing.B) {
 	sock := fmt.Sprintf("fleetmux-test-side-%d", os.Getpid())
-	if out, err := exec.Command("tmux", "-L", sock, "-f", "/dev/null", "new-session", "-d", "-s", "side").CombinedOutput(); err != nil {
+	if out, err := tmuxtest.Command("-L", sock, "-f", "/dev/null", "new-session", "-d", "-s", "side").CombinedOutput(); err != nil {
 		b.Fatalf("tmux: %v %s", err, out)
 	}
-	b.Cleanup(func() { _ = exec.Command("tmux", "-L", sock, "kill-server").Run() })
+	b.Cleanup(func() { _ = tmuxtest.Command("-L", sock, "kill-server").Run() })
 	const n = 400
 	bare := func() time.Duration {
 		t0 := time.Now()
-		if err := exec.Command("tmux", "-L", sock, "list-sessions").Run(); err != nil {
+		if err := tmuxtest.Command("-L", sock, "list-sessions").Run(); err != nil {
 			b.Fatal(err)
 		}
 		return time.Since(t0)

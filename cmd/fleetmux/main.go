@@ -448,7 +448,7 @@ func checkToolsets(sets []string, g *globalFlags, log *slog.Logger) error {
 
 func serve(g *globalFlags, stderr io.Writer) int {
 	log := newLogger(g.logLevel, stderr)
-	if !tmuxPresent(stderr) {
+	if !tmuxUsable(log, stderr) {
 		return 1
 	}
 	if interactive(os.Stdin) {

@@ -26,6 +26,14 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	binPath = filepath.Join(dir, "fleetmux")
+	// The tmux under test (FLEETMUX_TEST_TMUX) is the one fleetmux runs:
+	// every fleetmux these tests start inherits it, and so do in-process runs.
+	if bin := os.Getenv(tmuxtest.EnvBin); bin != "" {
+		if err := os.Setenv("LIBTMUX_TMUX_BIN", bin); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+	}
 	if out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "build: %v\n%s", err, out)
 		os.Exit(1)
@@ -66,10 +74,10 @@ func TestBadHistoryEnvFailsStartup(t *testing.T) {
 // TestStdioEndToEnd drives the built binary over stdio with the SDK client.
 func TestStdioEndToEnd(t *testing.T) {
 	sock := fmt.Sprintf("fleetmux-test-e2e-%d", os.Getpid())
-	if out, err := exec.Command("tmux", "-L", sock, "-f", "/dev/null", "new-session", "-d", "-s", "e2e").CombinedOutput(); err != nil {
+	if out, err := tmuxtest.Command("-L", sock, "-f", "/dev/null", "new-session", "-d", "-s", "e2e").CombinedOutput(); err != nil {
 		t.Fatalf("tmux: %v %s", err, out)
 	}
-	defer exec.Command("tmux", "-L", sock, "kill-server").Run()
+	defer tmuxtest.Command("-L", sock, "kill-server").Run()
 	cmd := exec.Command(binPath, "--state", filepath.Join(t.TempDir(), "state.db"))
 	cmd.Env = append(os.Environ(), "LIBTMUX_SOCKET="+sock, "TMUX=", "TMUX_PANE=")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -145,10 +153,10 @@ func TestLegacyInitializeRawWire(t *testing.T) {
 // and that no secret reached the file.
 func TestAuditTwoClientsKill9(t *testing.T) {
 	sock := fmt.Sprintf("fleetmux-test-audit-%d", os.Getpid())
-	if out, err := exec.Command("tmux", "-L", sock, "-f", "/dev/null", "new-session", "-d", "-s", "a", "/bin/sh").CombinedOutput(); err != nil {
+	if out, err := tmuxtest.Command("-L", sock, "-f", "/dev/null", "new-session", "-d", "-s", "a", "/bin/sh").CombinedOutput(); err != nil {
 		t.Fatalf("tmux: %v %s", err, out)
 	}
-	defer exec.Command("tmux", "-L", sock, "kill-server").Run()
+	defer tmuxtest.Command("-L", sock, "kill-server").Run()
 	state := filepath.Join(t.TempDir(), "state.db")
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/fleetmux/fleetmux/mcp"
+	"github.com/fleetmux/fleetmux/tmux"
 )
 
 const serveUsage = `Usage: fleetmux serve [--http ADDR [--token-file FILE] [--no-auth] [--allow-remote]] [flags]
@@ -162,15 +163,21 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	return serveHTTP(&g, &o, stderr)
 }
 
-// tmuxPresent reports on stderr and returns false when the tmux binary the
+// tmuxVersionTimeout bounds the start-up `tmux -V`.
+const tmuxVersionTimeout = 5 * time.Second
+
+// tmuxUsable reports on stderr and returns false when the tmux binary the
 // tools will run (LIBTMUX_TMUX_BIN, a path or a name on PATH, else "tmux")
-// is missing.
-func tmuxPresent(stderr io.Writer) bool {
+// is missing or older than minTmux. A `tmux -V` that fails or prints a
+// version it cannot compare (a wrapper, a development build) is logged
+// and let through: the tools report what goes wrong then.
+func tmuxUsable(log *slog.Logger, stderr io.Writer) bool {
 	bin := os.Getenv("LIBTMUX_TMUX_BIN")
 	if bin == "" {
 		bin = "tmux"
 	}
-	if _, err := exec.LookPath(bin); err != nil {
+	path, err := exec.LookPath(bin)
+	if err != nil {
 		if bin == "tmux" {
 			fmt.Fprintln(stderr, "fleetmux: tmux binary not found on PATH")
 		} else {
@@ -178,13 +185,31 @@ func tmuxPresent(stderr io.Writer) bool {
 		}
 		return false
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), tmuxVersionTimeout)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, path, "-V").Output()
+	if err != nil {
+		log.Warn("start-up: tmux -V failed; not checking the tmux version", "tmux", path, "err", err)
+		return true
+	}
+	v := tmux.ParseVersion(out)
+	if !tmuxVersionAtLeast(v, minTmux) {
+		from := "on PATH"
+		if os.Getenv("LIBTMUX_TMUX_BIN") != "" {
+			from = "LIBTMUX_TMUX_BIN"
+		}
+		fmt.Fprintf(stderr, "fleetmux: tmux %s (%s, %s) is older than tmux %s, the oldest fleetmux supports; install tmux %s or newer, or point LIBTMUX_TMUX_BIN at one\n",
+			v, path, from, minTmuxName, minTmuxName)
+		return false
+	}
+	log.Debug("start-up: tmux found", "tmux", path, "version", v, "minimum", minTmuxName)
 	return true
 }
 
 // serveHTTP runs the HTTP daemon until SIGINT/SIGTERM.
 func serveHTTP(g *globalFlags, o *httpFlags, stderr io.Writer) int {
 	log := newLogger(g.logLevel, stderr)
-	if !tmuxPresent(stderr) {
+	if !tmuxUsable(log, stderr) {
 		return 1
 	}
 	var token, tokenPath string

@@ -17,6 +17,8 @@ import (
 
 	"github.com/fleetmux/fleetmux/mcp"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/fleetmux/fleetmux/tmux/tmuxtest"
 )
 
 // httpDaemon is a `fleetmux serve --http` process started by a test.
@@ -107,10 +109,10 @@ func connectHTTP(ctx context.Context, t *testing.T, url, token, name string) *sd
 // created with mode 0600 and SIGTERM ends the daemon with status 0.
 func TestServeHTTPTwoAgents(t *testing.T) {
 	sock := fmt.Sprintf("fleetmux-test-http-%d", os.Getpid())
-	if out, err := exec.Command("tmux", "-L", sock, "-f", "/dev/null", "new-session", "-d", "-s", "base", "/bin/sh").CombinedOutput(); err != nil {
+	if out, err := tmuxtest.Command("-L", sock, "-f", "/dev/null", "new-session", "-d", "-s", "base", "/bin/sh").CombinedOutput(); err != nil {
 		t.Fatalf("tmux: %v %s", err, out)
 	}
-	defer exec.Command("tmux", "-L", sock, "kill-server").Run()
+	defer tmuxtest.Command("-L", sock, "kill-server").Run()
 	dir := t.TempDir()
 	state := filepath.Join(dir, "state", "state.db")
 	d := startHTTPDaemon(t, []string{"LIBTMUX_SOCKET=" + sock}, "--state", state)

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -16,6 +17,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/fleetmux/fleetmux/tmux/tmuxtest"
 )
 
 const initLine = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
@@ -134,7 +137,7 @@ func TestStdioSignalEnd(t *testing.T) {
 
 // TestTmuxBinEnv: the start-up check honours LIBTMUX_TMUX_BIN.
 func TestTmuxBinEnv(t *testing.T) {
-	tmuxPath, err := exec.LookPath("tmux")
+	tmuxPath, err := tmuxtest.LookPath()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -352,5 +355,76 @@ func randomJSON(rng *rand.Rand, depth int) any {
 			m[key] = randomJSON(rng, depth+1)
 		}
 		return m
+	}
+}
+
+// TestTmuxTooOld: fleetmux (stdio and serve) refuses to start on a tmux
+// older than 3.2a, naming the version found and the minimum: the real
+// tmux 3.1c (Debian bullseye's, built by .ci/tmux-versions.sh) and
+// scripts that only answer -V for the boundary.
+func TestTmuxTooOld(t *testing.T) {
+	dir := t.TempDir()
+	fake := func(v string) string {
+		p := filepath.Join(dir, "tmux-"+v)
+		if err := os.WriteFile(p, []byte("#!/bin/sh\necho 'tmux "+v+"'\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	real31 := tmuxtest.Version(t, "3.1c")
+	for _, tc := range []struct {
+		name, bin, found string
+		refused          bool
+	}{
+		{"3.1c stdio", real31, "3.1c", true},
+		{"3.1c serve", real31, "3.1c", true},
+		{"3.2 stdio", fake("3.2"), "3.2", true},
+		{"3.0a serve", fake("3.0a"), "3.0a", true},
+		{"2.9 stdio", fake("2.9"), "2.9", true},
+		{"3.2a stdio", fake("3.2a"), "", false},
+		{"next-3.6 stdio", fake("next-3.6"), "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if !tc.refused {
+				out, errs := rawServe(t, []string{"LIBTMUX_TMUX_BIN=" + tc.bin}, initLine)
+				if ids := responseIDs(t, out); ids["1"] != "result" {
+					t.Fatalf("tmux %s was refused: %v\n%s", tc.bin, out, errs)
+				}
+				return
+			}
+			args := []string{"--no-audit"}
+			if strings.HasSuffix(tc.name, "serve") {
+				args = []string{"serve", "--http", "127.0.0.1:0", "--no-auth"}
+			}
+			cmd := exec.Command(binPath, args...)
+			cmd.Env = append(os.Environ(), "LIBTMUX_TMUX_BIN="+tc.bin, "LIBTMUX_SOCKET=fleetmux-test-old-none")
+			cmd.Stdin = strings.NewReader("")
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			done := make(chan error, 1)
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			go func() { done <- cmd.Wait() }()
+			var err error
+			select {
+			case err = <-done:
+			case <-time.After(30 * time.Second):
+				_ = cmd.Process.Kill()
+				<-done
+				t.Fatalf("fleetmux %v did not exit on tmux %s\n%s", args, tc.found, stderr.String())
+			}
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+				t.Errorf("exit: %v, want status 1", err)
+			}
+			want := "fleetmux: tmux " + tc.found + " (" + tc.bin + ", LIBTMUX_TMUX_BIN) is older than tmux 3.2a, the oldest fleetmux supports"
+			if !strings.Contains(stderr.String(), want) {
+				t.Errorf("stderr %q\nwant it to contain %q", stderr.String(), want)
+			}
+			if stdout.Len() != 0 {
+				t.Errorf("stdout %q, want nothing", stdout.String())
+			}
+		})
 	}
 }

@@ -38,6 +38,8 @@ import (
 
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/knownhosts"
+
+	"github.com/fleetmux/fleetmux/tmux/tmuxtest"
 )
 
 // SSHDPath is where Debian's openssh-server puts sshd.
@@ -185,6 +187,12 @@ type HostOptions struct {
 	// many aliases on one sshd; `Match LocalPort` in Config tells them
 	// apart). The caller picks them (FreePort).
 	ExtraPorts []int
+	// Tmux is the tmux binary the host's sessions find as "tmux" (a path
+	// or a name on this machine's PATH); "" means tmuxtest.Bin(), the
+	// tmux under test (FLEETMUX_TEST_TMUX, else tmux on PATH). Anything
+	// but plain "tmux" is linked as Dir/bin/tmux and that directory is put
+	// first on the sessions' PATH, so a test fleet can mix tmux versions.
+	Tmux string
 }
 
 // Host is one running (or stopped) sshd.
@@ -196,6 +204,7 @@ type Host struct {
 	TmuxTmpDir string // TMUX_TMPDIR set for every session of this host
 	Home       string // HOME set for every session: an empty dir, so the real user's dotfiles never run
 	RCCounter  string // file the slow rc appends to ("" without SlowRC)
+	Tmux       string // the tmux the host runs: "tmux" (sshd's PATH) or an absolute path
 	// HostKeys are the public host keys: ed25519, ecdsa-sha2-nistp256, ssh-rsa.
 	HostKeys []ssh.PublicKey
 
@@ -281,6 +290,9 @@ func (e *Env) StartHost(name string, opts HostOptions) *Host {
 		}
 	}
 	setenv := "TMUX_TMPDIR=" + h.TmuxTmpDir + " HOME=" + h.Home
+	if path := h.linkTmux(opts.Tmux); path != "" {
+		setenv += " PATH=" + path
+	}
 	if opts.SlowRC > 0 {
 		h.RCCounter = filepath.Join(h.Dir, "rc-count")
 		// Debian's bash, started by sshd for `ssh host cmd`, reads ~/.bashrc
@@ -499,11 +511,45 @@ func (h *Host) RCCount() int {
 // "[127.0.0.1]:PORT".
 func (h *Host) KnownHostsName() string { return knownhosts.Normalize(h.Addr) }
 
+// stdPath is the PATH sshd gives sessions on Debian (its _PATH_STDPATH for
+// root; users get a subset), behind the host's own bin directory.
+const stdPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+// linkTmux sets h.Tmux for bin (see HostOptions.Tmux) and, when it is not
+// plain "tmux", links it as h.Dir/bin/tmux and returns the PATH sessions
+// get; "" leaves sshd's PATH alone.
+func (h *Host) linkTmux(bin string) string {
+	h.env.t.Helper()
+	if bin == "" {
+		bin = tmuxtest.Bin()
+	}
+	h.Tmux = "tmux"
+	if bin == "tmux" {
+		return ""
+	}
+	abs, err := exec.LookPath(bin)
+	if err == nil {
+		abs, err = filepath.Abs(abs)
+	}
+	if err != nil {
+		h.env.t.Fatalf("sshtest: host %s: tmux binary %q: %v", h.Name, bin, err)
+	}
+	dir := filepath.Join(h.Dir, "bin")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		h.env.t.Fatal(err)
+	}
+	if err := os.Symlink(abs, filepath.Join(dir, "tmux")); err != nil {
+		h.env.t.Fatal(err)
+	}
+	h.Tmux = abs
+	return dir + ":" + stdPath
+}
+
 // killTmux stops every tmux server started under the host's TMUX_TMPDIR.
 func (h *Host) killTmux() {
 	socks, _ := filepath.Glob(filepath.Join(h.TmuxTmpDir, "tmux-*", "*"))
 	for _, s := range socks {
-		cmd := exec.Command("tmux", "-S", s, "kill-server")
+		cmd := exec.Command(h.Tmux, "-S", s, "kill-server")
 		cmd.Run()
 	}
 }
