@@ -29,10 +29,13 @@ const (
 // unsupportedShells read a language that run_command's wrapper cannot be
 // written in without changing what the command means (csh's `( )` does
 // not span lines; the others have no `$?`-style status at all).
-var unsupportedShells = map[string]bool{
-	"csh": true, "tcsh": true, "nu": true, "elvish": true, "xonsh": true,
-	"pwsh": true, "powershell": true, "rc": true, "es": true,
-}
+var unsupportedShells = func() map[string]bool {
+	m := map[string]bool{}
+	for _, name := range tmux.NonPOSIXShells {
+		m[name] = name != "fish" // fish has a wrapper of its own
+	}
+	return m
+}()
 
 // paneShell names the shell tmux reports as a pane's current command:
 // the basename, without a login shell's leading '-'.

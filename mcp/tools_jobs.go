@@ -92,14 +92,18 @@ func jobPayload(srv *tmux.Server, paneID, command string, suppress bool, jobOpt,
 // busy: its terminal's foreground process is not its shell at the prompt
 // (tmux.IdleShell), so the keys would go to that program.
 func typeJob(ctx context.Context, c *Call, idleFlag string, payload func(paneID string) string) (string, jobStart, error) {
-	paneID, guarded := "", 0
+	paneID, guarded, idleGuard := "", 0, -1
 	act := func(p string) []tmux.Cmd {
 		paneID = p
 		var cmds []tmux.Cmd
 		if idleFlag != "" {
 			cmds = tmux.IdleShell(p, idleFlag)
-			guarded = len(cmds)
+			idleGuard = len(cmds) - 2 // the guard itself (IdleShell's second-to-last)
 		}
+		// The job wrapper is POSIX sh (jobPayload): a pane whose shell
+		// reads another language is refused before anything is typed.
+		cmds = append(cmds, tmux.POSIXShell(p))
+		guarded = len(cmds)
 		return append(cmds, tmux.DisplayMessage(p, jobStateFormat), tmux.SendKeysRaw(p, true, payload(p)), tmux.SendEnter(p))
 	}
 	row, replies, err := c.srv.PaneAct(ctx, c.paneTarget(), act)
@@ -108,8 +112,11 @@ func typeJob(ctx context.Context, c *Call, idleFlag string, payload func(paneID 
 	}
 	for i, r := range replies[:guarded] {
 		if r.Err != nil {
-			if i == guarded-2 { // the guard itself: typing was refused
+			switch i {
+			case idleGuard: // typing was refused: the pane is busy
 				return "", jobStart{}, busyPaneError(paneID, row)
+			case guarded - 1: // the shell guard
+				return "", jobStart{}, expectedf("Pane %s runs %s: a job's wrapper (run_command with detach=true, or a timeout past --max-call-seconds) is POSIX sh, which %s does not read; nothing was typed. Run the command without detach and with a timeout within --max-call-seconds, or start sh, bash or zsh in the pane", paneID, pyfmt.Repr(paneShell(row["pane_current_command"])), paneShell(row["pane_current_command"]))
 			}
 			return "", jobStart{}, r.Err
 		}

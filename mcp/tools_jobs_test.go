@@ -682,3 +682,29 @@ func TestJobDetachBusyPane(t *testing.T) {
 		t.Fatalf("nested shell: %+v", info)
 	}
 }
+
+// TestJobDetachFishRefused: a job's wrapper is POSIX sh, so detach (and
+// a timeout past --max-call-seconds) in a fish pane is refused before
+// anything is typed; the plain run_command there uses fish's wrapper.
+func TestJobDetachFishRefused(t *testing.T) {
+	if _, err := exec.LookPath("fish"); err != nil {
+		t.Fatalf("fish is required (the README's test command installs it): %v", err)
+	}
+	e := shEnv(t, withExtensions(1, nil))
+	home := t.TempDir()
+	_, pane := e.paneNewWindow("env HOME=" + home + " XDG_CONFIG_HOME=" + home + "/c XDG_DATA_HOME=" + home + "/d fish --no-config -i")
+	waitFor(t, "fish running", func() bool { return e.paneAttr(pane, "#{pane_current_command}") == "fish" })
+	waitFor(t, "fish prompt", func() bool { return strings.TrimSpace(e.paneCapture(pane)) != "" })
+	e.shSettle(pane)
+	before := e.shScreen(pane)
+	for _, args := range []map[string]any{
+		{"command": "echo detached-in-fish", "pane_id": pane, "detach": true},
+		{"command": "echo deadline-in-fish", "pane_id": pane, "timeout": 30},
+	} {
+		e.fail("run_command", args, "runs 'fish': a job's wrapper")
+	}
+	e.shSettle(pane)
+	if after := e.shScreen(pane); after != before || strings.Contains(after, "-in-fish") {
+		t.Fatalf("keys reached the fish pane:\n%s", after)
+	}
+}

@@ -1,6 +1,9 @@
 package tmux
 
-import "strconv"
+import (
+	"strconv"
+	"strings"
+)
 
 // The foreground process group of a pane's terminal, judged on the pane's
 // host inside the request that acts on it. tmux has no format for that
@@ -108,3 +111,17 @@ func isWord(s string) bool {
 	}
 	return true
 }
+
+// NonPOSIXShells are the interactive shells whose language is not POSIX
+// sh's: a command line typed for sh (a `( ... )` subshell, `s=$?`) is a
+// syntax error or means something else there. Names as tmux reports a
+// pane's current command (without a login shell's leading '-').
+var NonPOSIXShells = []string{"fish", "csh", "tcsh", "nu", "elvish", "xonsh", "pwsh", "powershell", "rc", "es"}
+
+// posixShellCond is true for a pane whose current command is not one of
+// NonPOSIXShells (built from that fixed list, never from input).
+var posixShellCond = "#{?#{m/r:^-?(" + strings.Join(NonPOSIXShells, "|") + ")$,#{pane_current_command}},0,1}"
+
+// POSIXShell is a guard that stops the rest of its request when pane's
+// current command is one of NonPOSIXShells, before anything is typed.
+func POSIXShell(pane string) Cmd { return guard(pane, posixShellCond) }
