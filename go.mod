@@ -3,6 +3,7 @@ module github.com/fleetmux/fleetmux
 go 1.26.0
 
 require (
+	github.com/BurntSushi/toml v1.6.0
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	go.etcd.io/bbolt v1.5.0
 	golang.org/x/crypto v0.58.0

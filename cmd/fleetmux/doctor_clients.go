@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/BurntSushi/toml"
 	"io"
 	"io/fs"
 	"net/http"
@@ -198,53 +199,36 @@ func stripJSONComments(data []byte) []byte {
 	return out
 }
 
-// readCodex reads the [mcp_servers.NAME] tables of Codex's config.toml.
+// codexServer is one [mcp_servers.NAME] table of Codex's config.toml.
+type codexServer struct {
+	Command   string            `toml:"command"`
+	Args      []string          `toml:"args"`
+	Env       map[string]string `toml:"env"`
+	URL       string            `toml:"url"`
+	BearerEnv string            `toml:"bearer_token_env_var"`
+	Headers   map[string]string `toml:"http_headers"`
+}
+
+// readCodex reads the [mcp_servers.NAME] tables of Codex's config.toml
+// (with a TOML library: the rest of the file may use any of TOML).
 func readCodex(data []byte) ([]clientEntry, error) {
-	doc, err := parseTOML(string(data))
-	if err != nil {
+	var doc struct {
+		Servers map[string]codexServer `toml:"mcp_servers"`
+	}
+	if _, err := toml.Decode(string(data), &doc); err != nil {
 		return nil, err
 	}
-	servers, _ := doc["mcp_servers"].(map[string]any)
-	names := make([]string, 0, len(servers))
-	for name := range servers {
+	names := make([]string, 0, len(doc.Servers))
+	for name := range doc.Servers {
 		names = append(names, name)
 	}
 	sort.Strings(names)
 	var out []clientEntry
 	for _, name := range names {
-		t, ok := servers[name].(map[string]any)
-		if !ok {
-			return nil, fmt.Errorf("mcp_servers.%s is not a table", name)
-		}
-		e := clientEntry{Name: name, Env: map[string]string{}}
-		e.Command, _ = t["command"].(string)
-		e.URL, _ = t["url"].(string)
-		e.BearerEnv, _ = t["bearer_token_env_var"].(string)
-		if h, ok := t["http_headers"].(map[string]any); ok {
-			e.Headers = map[string]string{}
-			for k, v := range h {
-				if s, ok := v.(string); ok {
-					e.Headers[k] = s
-				}
-			}
-		}
-		if args, ok := t["args"].([]any); ok {
-			for _, a := range args {
-				s, ok := a.(string)
-				if !ok {
-					return nil, fmt.Errorf("mcp_servers.%s.args: not a list of strings", name)
-				}
-				e.Args = append(e.Args, s)
-			}
-		}
-		if env, ok := t["env"].(map[string]any); ok {
-			for k, v := range env {
-				s, ok := v.(string)
-				if !ok {
-					return nil, fmt.Errorf("mcp_servers.%s.env.%s: not a string", name, k)
-				}
-				e.Env[k] = s
-			}
+		t := doc.Servers[name]
+		e := clientEntry{Name: name, Env: map[string]string{}, Command: t.Command, URL: t.URL, BearerEnv: t.BearerEnv, Headers: t.Headers, Args: t.Args}
+		for k, v := range t.Env {
+			e.Env[k] = v
 		}
 		out = append(out, e)
 	}
