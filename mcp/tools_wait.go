@@ -30,6 +30,12 @@ type boundedTmux struct {
 	deadline time.Time
 }
 
+// pastDeadline is a tmux read of a wait that the wait's own deadline cut
+// short: the wait ends as a timeout, not as an unresponsive server.
+type pastDeadline struct{ error }
+
+func (e pastDeadline) Unwrap() error { return e.error }
+
 func (b *boundedTmux) budget() time.Duration {
 	left := time.Until(b.deadline)
 	return max(min(waitCallTimeout, left), waitCallMin)
@@ -62,7 +68,14 @@ func (b *boundedTmux) bounded(ctx context.Context, name string, request func(con
 			return ctx.Err()
 		}
 		if errors.Is(cctx.Err(), context.DeadlineExceeded) {
-			return expectedf("tmux %s did not return within %.2fs; the tmux server is unresponsive", name, budget.Seconds())
+			err := expectedf("tmux %s did not return within %.2fs; the tmux server is unresponsive", name, budget.Seconds())
+			if !time.Now().Before(b.deadline) {
+				// The read was cut by the wait's own deadline (its budget
+				// was the little time left), not by a server that stopped
+				// answering: the wait ends as a timeout.
+				return pastDeadline{err}
+			}
+			return err
 		}
 	}
 	return err
@@ -594,6 +607,9 @@ loop:
 				break
 			}
 			if r.err != nil {
+				if errors.As(r.err, new(pastDeadline)) {
+					break // a poll cut by the deadline: the wait timed out
+				}
 				return nil, r.err
 			}
 			st, rows = r.st, r.rows
