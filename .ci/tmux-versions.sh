@@ -58,7 +58,7 @@ install_build_tools() {
 }
 
 tmp=""
-cleanup() { [ -n "$tmp" ] && rm -rf "$tmp"; }
+cleanup() { if [ -n "$tmp" ]; then rm -rf "$tmp"; fi; }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
