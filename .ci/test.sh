@@ -5,6 +5,7 @@
 # (built by .ci/tmux-versions.sh), then the MCP conformance suite against
 # `fleetmux serve --http`.
 set -euo pipefail
+trap 'echo "test.sh: failed (exit $?) at line $LINENO: $BASH_COMMAND" >&2' ERR
 cd "$(dirname "$0")/.."
 
 need=()
