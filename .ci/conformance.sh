@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
 # Runs the official MCP conformance suite (npm @modelcontextprotocol/conformance)
-# against `fleetmux serve --http` on a free loopback port, with the expected
-# failures of .ci/conformance-baseline.yml. The suite cannot send an
+# against `fleetmux serve --http` on a free loopback port, in two lines:
+#   0.1.x  the revisions up to 2025-11-25 (sessions, initialize), expected
+#          failures in .ci/conformance-baseline.yml;
+#   0.2.x  with --requirements 2026-07-28 (no sessions: server/discover and
+#          per-request _meta, SEP-2575), expected failures in
+#          .ci/conformance-baseline-0.2.yml.
+# Both run against the same daemon, one after the other. The suite cannot send an
 # Authorization header, so the daemon runs with --no-auth (loopback only); the
 # token path is covered by the Go tests (cmd/fleetmux/serve_test.go).
 #
@@ -11,7 +16,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-suite_version=0.1.16
+suite_version=0.1.16        # revisions up to 2025-11-25
+suite_next=0.2.0-alpha.12   # revision 2026-07-28 (newest 0.2.x on npm)
 node_version=22.23.3
 cache="${XDG_CACHE_HOME:-$HOME/.cache}/fleetmux-ci"
 
@@ -41,8 +47,9 @@ if [ "$major" -lt 22 ]; then
   npm_install "$cache/node-$node_version" "$pkg@$node_version"
   node="$cache/node-$node_version/node_modules/$pkg/bin/node"
 fi
-npm_install "$cache/conformance-$suite_version" "@modelcontextprotocol/conformance@$suite_version"
-suite="$cache/conformance-$suite_version/node_modules/@modelcontextprotocol/conformance/dist/index.js"
+for v in "$suite_version" "$suite_next"; do
+  npm_install "$cache/conformance-$v" "@modelcontextprotocol/conformance@$v"
+done
 
 work="$(mktemp -d)"
 sock="fleetmux-test-conformance-$$"
@@ -70,16 +77,32 @@ for _ in $(seq 1 100); do
 done
 [ -n "$url" ] || { cat "$work/serve.log" >&2; fail "fleetmux serve --http printed no URL"; }
 
-start=$(date +%s%N)
-status=0
-(cd "$work" && "$node" "$suite" server --url "$url" \
-  --expected-failures "$OLDPWD/.ci/conformance-baseline.yml" -o "$work/results") >"$work/suite.log" 2>&1 || status=$?
-took_ms=$((($(date +%s%N) - start) / 1000000))
-sed -n '/=== SUMMARY ===/,$p' "$work/suite.log" >&2
-echo "conformance: suite $suite_version against $url took ${took_ms} ms (exit $status)" >&2
-if [ "$status" -ne 0 ]; then
-  cp -r "$work/results" "./conformance-results" 2>/dev/null || true
-  echo "conformance: failed; the suite's output follows, per-scenario checks are in ./conformance-results" >&2
-  cat "$work/suite.log" >&2
-  exit 1
+# run_suite VERSION BASELINE [ARGS...]: one line of the suite; returns its exit
+# status after printing its summary.
+run_suite() {
+  local v="$1" baseline="$2" out="$work/results-$1" status=0 start took_ms
+  shift 2
+  start=$(date +%s%N)
+  (cd "$work" && "$node" "$cache/conformance-$v/node_modules/@modelcontextprotocol/conformance/dist/index.js" \
+    server --url "$url" --expected-failures "$OLDPWD/$baseline" -o "$out" "$@") >"$work/suite-$v.log" 2>&1 || status=$?
+  took_ms=$((($(date +%s%N) - start) / 1000000))
+  sed -n '/=== SUMMARY ===/,$p' "$work/suite-$v.log" >&2
+  echo "conformance: suite $v $* against $url took ${took_ms} ms (exit $status)" >&2
+  if [ "$status" -ne 0 ]; then
+    mkdir -p ./conformance-results
+    cp -r "$out" "./conformance-results/$v" 2>/dev/null || true
+    echo "conformance: suite $v failed; its output follows, per-scenario checks are in ./conformance-results/$v" >&2
+    cat "$work/suite-$v.log" >&2
+  fi
+  return "$status"
+}
+
+failed=0
+run_suite "$suite_version" .ci/conformance-baseline.yml || failed=1
+run_suite "$suite_next" .ci/conformance-baseline-0.2.yml --requirements 2026-07-28 || failed=1
+if grep -q 'StreamableHTTPOptions' "$work/serve.log"; then
+  echo "conformance: the daemon logged an SDK hint a user cannot act on:" >&2
+  grep 'StreamableHTTPOptions' "$work/serve.log" >&2
+  failed=1
 fi
+exit "$failed"

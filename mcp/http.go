@@ -62,13 +62,18 @@ const (
 // against HTTPOptions.Hosts and a present Origin header (403: DNS
 // rebinding and cross-site requests), then the bearer token (401).
 type HTTPHandler struct {
-	s      *Server
-	sdk    *sdk.StreamableHTTPHandler
-	auth   bool
-	token  [sha256.Size]byte // SHA-256 of the token: equal lengths for the constant-time compare
-	hosts  map[string]bool
-	remote bool
-	log    *slog.Logger
+	s   *Server
+	sdk *sdk.StreamableHTTPHandler // sessions: revisions up to 2025-11-25
+	// stateless serves the requests that carry no session: every request
+	// of revision 2026-07-28 (SEP-2575: no sessions, each request names its
+	// revision, client and capabilities in _meta) and an older client's
+	// request sent without Mcp-Session-Id (other than initialize).
+	stateless *sdk.StreamableHTTPHandler
+	auth      bool
+	token     [sha256.Size]byte // SHA-256 of the token: equal lengths for the constant-time compare
+	hosts     map[string]bool
+	remote    bool
+	log       *slog.Logger
 
 	maxSessions int
 	maxBatch    int
@@ -125,7 +130,48 @@ func (s *Server) HTTPHandler(o HTTPOptions) *HTTPHandler {
 		SessionTimeout:      o.SessionIdle,
 		MaxRequestBodyBytes: h.maxBody,
 	})
+	// The SDK serves revision 2026-07-28 only on a stateless handler, and a
+	// stateless handler serves no sessions; ServeHTTP picks one per request
+	// (route). Both share the SDK server, so the tools, the backend and the
+	// auditor are the same whichever revision a client speaks.
+	h.stateless = sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.sdk }, &sdk.StreamableHTTPOptions{
+		Stateless:           true,
+		Logger:              s.log,
+		MaxRequestBodyBytes: h.maxBody,
+	})
 	return h
+}
+
+// StatelessRevision is the first MCP revision without sessions (SEP-2575):
+// a request whose MCP-Protocol-Version is this or later is served
+// statelessly.
+const StatelessRevision = "2026-07-28"
+
+// metaProtocolVersion is the _meta key in which a request of revision
+// 2026-07-28 or later names its revision (SEP-2575).
+const metaProtocolVersion = "io.modelcontextprotocol/protocolVersion"
+
+// postInfo is what ServeHTTP learns from a POST's body.
+type postInfo struct {
+	initialize bool // an initialize request (opens a session)
+	listen     bool // a subscriptions/listen request (holds its stream open)
+	meta       bool // a request naming its revision in _meta (SEP-2575)
+}
+
+// route reports whether r goes to the stateless handler: a request of
+// revision 2026-07-28 or later (by its MCP-Protocol-Version header or the
+// revision in its _meta), or a POST without Mcp-Session-Id that does not
+// initialize a session. Everything else (initialize, requests in a
+// session, GET and DELETE of older revisions) goes to the session handler,
+// which is how every revision up to 2025-11-25 is served.
+func route(r *http.Request, sid string, info postInfo) (stateless bool) {
+	if v := r.Header.Get("Mcp-Protocol-Version"); v >= StatelessRevision {
+		return true
+	}
+	if info.meta {
+		return true
+	}
+	return r.Method == http.MethodPost && sid == "" && !info.initialize
 }
 
 // httpError writes a short JSON-RPC error object (id null, code -32000)
@@ -165,9 +211,22 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	// Host names are case-insensitive; the SDK's own loopback check is not.
 	r.Host = strings.ToLower(r.Host)
-	if r.Method == http.MethodGet {
-		// A GET holds a server-sent events stream open until the client
-		// leaves; Drain ends it so that shutdown does not wait for it.
+	if r.Method != http.MethodGet && h.isDraining() {
+		w.Header().Set("Connection", "close")
+		httpError(w, http.StatusServiceUnavailable, "Service Unavailable: fleetmux is shutting down")
+		return
+	}
+	var info postInfo
+	if r.Method == http.MethodPost {
+		var ok bool
+		if info, ok = h.readBody(w, r); !ok {
+			return
+		}
+	}
+	if r.Method == http.MethodGet || info.listen {
+		// A GET (older revisions) or a subscriptions/listen POST (2026-07-28)
+		// holds a server-sent events stream open until the client leaves;
+		// Drain ends it so that shutdown does not wait for it.
 		ctx, cancel := context.WithCancel(r.Context())
 		defer cancel()
 		if !h.track(&cancel) {
@@ -176,20 +235,15 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		defer h.untrack(&cancel)
 		r = r.WithContext(ctx)
-	} else if h.isDraining() {
-		w.Header().Set("Connection", "close")
-		httpError(w, http.StatusServiceUnavailable, "Service Unavailable: fleetmux is shutting down")
-		return
-	}
-	opens := false
-	if r.Method == http.MethodPost {
-		var ok bool
-		if opens, ok = h.readBody(w, r); !ok {
-			return
-		}
 	}
 	sid := r.Header.Get("Mcp-Session-Id")
-	opens = opens && sid == ""
+	if route(r, sid, info) {
+		// No session: nothing to admit or count against MaxSessions. The
+		// SDK opens a session for the request alone and closes it after.
+		h.stateless.ServeHTTP(w, r)
+		return
+	}
+	opens := info.initialize && sid == ""
 	if opens {
 		if !h.admit(w) {
 			return
@@ -209,44 +263,54 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // readBody reads a POST's body, bounded by MaxBodyBytes (413 past it),
 // refuses a batch of more than MaxBatch messages (400), and puts the body
-// back for the SDK. opens reports an initialize request in it.
-func (h *HTTPHandler) readBody(w http.ResponseWriter, r *http.Request) (opens, ok bool) {
+// back for the SDK. info tells what the body asks for.
+func (h *HTTPHandler) readBody(w http.ResponseWriter, r *http.Request) (info postInfo, ok bool) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.maxBody))
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
 			h.log.Warn("http: refused a request body over the limit", "max_bytes", h.maxBody, "remote", r.RemoteAddr)
 			httpRPCError(w, http.StatusRequestEntityTooLarge, -32600, "Invalid Request: the request body exceeds "+strconv.FormatInt(h.maxBody, 10)+" bytes")
-			return false, false
+			return info, false
 		}
 		httpError(w, http.StatusBadRequest, "Bad Request: reading the request body failed")
-		return false, false
+		return info, false
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	r.ContentLength = int64(len(body))
-	var heads []struct {
-		Method string `json:"method"`
-	}
+	var heads []messageHead
 	if t := bytes.TrimSpace(body); len(t) > 0 && t[0] == '[' {
 		var elems []json.RawMessage
 		if json.Unmarshal(t, &elems) == nil && len(elems) > h.maxBatch {
 			h.log.Warn("http: refused a JSON-RPC batch over the limit", "messages", len(elems), "max", h.maxBatch, "remote", r.RemoteAddr)
 			httpRPCError(w, http.StatusBadRequest, -32600, "Invalid Request: a batch of "+strconv.Itoa(len(elems))+" messages exceeds the maximum of "+strconv.Itoa(h.maxBatch))
-			return false, false
+			return info, false
 		}
 		_ = json.Unmarshal(t, &heads)
 	} else {
-		heads = make([]struct {
-			Method string `json:"method"`
-		}, 1)
+		heads = make([]messageHead, 1)
 		_ = json.Unmarshal(t, &heads[0])
 	}
 	for _, hd := range heads {
-		if hd.Method == "initialize" {
-			return true, true
+		switch hd.Method {
+		case "initialize":
+			info.initialize = true
+		case "subscriptions/listen":
+			info.listen = true
+		}
+		if hd.Params.Meta[metaProtocolVersion] != nil {
+			info.meta = true
 		}
 	}
-	return false, true
+	return info, true
+}
+
+// messageHead is the part of a JSON-RPC message that routing looks at.
+type messageHead struct {
+	Method string `json:"method"`
+	Params struct {
+		Meta map[string]json.RawMessage `json:"_meta"`
+	} `json:"params"`
 }
 
 // admit makes room for a new session: under MaxSessions it reserves a

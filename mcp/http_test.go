@@ -87,7 +87,8 @@ func TestHTTPDrain(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	c := sdk.NewClient(&sdk.Implementation{Name: "t", Version: "1"}, nil)
-	cs, err := c.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: ts.URL, MaxRetries: -1}, nil)
+	// A session (revisions before 2026-07-28) holds a GET event stream.
+	cs, err := c.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: ts.URL, MaxRetries: -1}, &sdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,5 +122,43 @@ func TestHTTPDrain(t *testing.T) {
 	h.ServeHTTP(rec, httptest.NewRequest("POST", "/mcp", strings.NewReader("{}")))
 	if rec.Code != http.StatusServiceUnavailable {
 		t.Errorf("request while draining: %d", rec.Code)
+	}
+}
+
+// TestHTTPRoute: which requests the stateless handler serves (revision
+// 2026-07-28 by header or _meta, or a POST without a session that is not
+// initialize) and which the session handler does.
+func TestHTTPRoute(t *testing.T) {
+	for _, tt := range []struct {
+		name, method, version, sid string
+		info                       postInfo
+		stateless                  bool
+	}{
+		{"newest POST", "POST", "2026-07-28", "", postInfo{}, true},
+		{"newest POST with a session id", "POST", "2026-07-28", "s1", postInfo{}, true},
+		{"newest initialize", "POST", "2026-07-28", "", postInfo{initialize: true}, true},
+		{"newest GET", "GET", "2026-07-28", "", postInfo{}, true},
+		{"newest listen", "POST", "2026-07-28", "", postInfo{listen: true}, true},
+		{"later revision", "POST", "2027-01-01", "", postInfo{}, true},
+		{"_meta revision, old header", "POST", "2025-06-18", "s1", postInfo{meta: true}, true},
+		{"initialize, no header", "POST", "", "", postInfo{initialize: true}, false},
+		{"initialize 2025-03-26", "POST", "2025-03-26", "", postInfo{initialize: true}, false},
+		{"in a session", "POST", "2025-11-25", "s1", postInfo{}, false},
+		{"in a session, no header", "POST", "", "s1", postInfo{}, false},
+		{"old revision, no session", "POST", "2025-06-18", "", postInfo{}, true},
+		{"no header, no session", "POST", "", "", postInfo{}, true},
+		{"GET stream of a session", "GET", "2025-11-25", "s1", postInfo{}, false},
+		{"GET without a session", "GET", "", "", postInfo{}, false},
+		{"DELETE of a session", "DELETE", "2025-06-18", "s1", postInfo{}, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := httptest.NewRequest(tt.method, "/mcp", nil)
+			if tt.version != "" {
+				r.Header.Set("MCP-Protocol-Version", tt.version)
+			}
+			if got := route(r, tt.sid, tt.info); got != tt.stateless {
+				t.Errorf("route = stateless %v, want %v", got, tt.stateless)
+			}
+		})
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/fleetmux/fleetmux/mcp/pyfmt"
@@ -299,13 +300,23 @@ func (s *Server) middleware(next sdk.MethodHandler) sdk.MethodHandler {
 			if cr, ok := req.(*sdk.CallToolRequest); ok && cr.Params != nil {
 				if t := s.byName[cr.Params.Name]; t == nil || !s.visible(t) {
 					raw, _ := decodeArgs(cr.Params.Arguments)
-					return s.dispatch(ctx, cr, cr.Params.Name, raw, ""), nil
+					return completeResult(cr.ProtocolVersion(), s.dispatch(ctx, cr, cr.Params.Name, raw, "")), nil
 				}
 			}
 		case "resources/read":
 			if rr, ok := req.(*sdk.ReadResourceRequest); ok && rr.Params != nil {
-				return s.readResource(ctx, rr.Params.URI)
+				res, err := s.readResource(ctx, rr.Params.URI)
+				if err != nil {
+					return nil, resourceNotFound(rr.ProtocolVersion(), rr.Params.URI, err)
+				}
+				return completeResult(rr.ProtocolVersion(), res), nil
 			}
+		case "server/discover":
+			res, err := next(ctx, method, req)
+			if dr, ok := res.(*sdk.DiscoverResult); ok && err == nil {
+				staticLists(dr.Capabilities)
+			}
+			return res, err
 		case "tools/list", "prompts/list", "resources/templates/list":
 			res, err := next(ctx, method, req)
 			if err == nil {
@@ -314,6 +325,73 @@ func (s *Server) middleware(next sdk.MethodHandler) sdk.MethodHandler {
 			return res, err
 		}
 		return next(ctx, method, req)
+	}
+}
+
+// completeResult marks a result that the middleware built itself (the SDK
+// marks those of its own handlers) as complete when the request is of
+// revision 2026-07-28 or later, whose results carry "resultType" (SEP-2322).
+// The SDK lets only JSON set the field, hence the round trip (these results
+// hold text only, so nothing else changes); older revisions get res as is.
+func completeResult(version string, res sdk.Result) sdk.Result {
+	if version < StatelessRevision {
+		return res
+	}
+	var out sdk.Result
+	switch res.(type) {
+	case *sdk.CallToolResult:
+		out = new(sdk.CallToolResult)
+	case *sdk.ReadResourceResult:
+		out = new(sdk.ReadResourceResult)
+	default:
+		return res
+	}
+	b, err := json.Marshal(res)
+	if err != nil {
+		return res
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(b, &m) != nil {
+		return res
+	}
+	m["resultType"] = json.RawMessage(`"complete"`)
+	if b, err = json.Marshal(m); err != nil || json.Unmarshal(b, out) != nil {
+		return res
+	}
+	return out
+}
+
+// resourceNotFound gives the anchor's "Resource not found" error (-32002)
+// the code and data of revision 2026-07-28 (SEP-2164: -32602 Invalid
+// Params, data.uri) when the request is of that revision; the message stays
+// the anchor's. Other errors and older revisions pass unchanged.
+func resourceNotFound(version, uri string, err error) error {
+	var je *jsonrpc.Error
+	if version < StatelessRevision || !errors.As(err, &je) || je.Code != -32002 {
+		return err
+	}
+	data, _ := json.Marshal(map[string]string{"uri": uri})
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: je.Message, Data: data}
+}
+
+// staticLists drops the listChanged flags from the capabilities a revision
+// 2026-07-28 client discovers: fleetmux's tools, prompts and resources are
+// fixed for the life of the process, so it never sends a list_changed
+// notification, and such a client would hold a subscriptions/listen stream
+// open for nothing. Older revisions keep the anchor's capabilities
+// (initialize), flags included.
+func staticLists(c *sdk.ServerCapabilities) {
+	if c == nil {
+		return
+	}
+	if c.Tools != nil {
+		c.Tools.ListChanged = false
+	}
+	if c.Prompts != nil {
+		c.Prompts.ListChanged = false
+	}
+	if c.Resources != nil {
+		c.Resources.ListChanged = false
 	}
 }
 

@@ -29,8 +29,10 @@ With --http ADDR it runs as a daemon that serves MCP over streamable HTTP at
 http://ADDR/mcp to any number of agents at once. All of them share one
 server: the same tools, the same pooled SSH connections to your hosts,
 the same audit log, so a second agent sees the fleet the first one set up,
-and the daemon outlives client restarts. Each client's MCP session id
-(Mcp-Session-Id) is recorded with its calls ("fleetmux audit --session ID").
+and the daemon outlives client restarts. It speaks every MCP revision the
+clients ask for: 2026-07-28 (no sessions: each request is self-contained)
+and 2024-11-05 to 2025-11-25 (sessions). A session's id (Mcp-Session-Id) is
+recorded with its calls ("fleetmux audit --session ID").
 
 Every request needs "Authorization: Bearer TOKEN", the token in --token-file
 (created with 32 random bytes, mode 0600, when missing; a file that group or
@@ -64,7 +66,7 @@ the clients, and the self-pane guards protect the daemon's own pane (TMUX_PANE).
       daemon itself speaks plain HTTP
   --max-sessions N
       MCP sessions open at once (default 64; the token's clients share
-      them). A new session closes the least recently used idle one; when
+      them; requests of revision 2026-07-28 open none). A new session closes the least recently used idle one; when
       all are busy it is refused (503)
   --session-idle DURATION
       close an MCP session that sent nothing for this long (default 30m)

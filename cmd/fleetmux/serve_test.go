@@ -91,16 +91,27 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	return b.next.RoundTrip(r)
 }
 
-func connectHTTP(ctx context.Context, t *testing.T, url, token, name string) *sdk.ClientSession {
+// connectHTTP connects an SDK client named name with the token. revision
+// "" lets the SDK negotiate (it asks for the newest, 2026-07-28, first);
+// an older revision makes it initialize a session of that revision.
+func connectHTTP(ctx context.Context, t *testing.T, url, token, name, revision string) *sdk.ClientSession {
 	t.Helper()
-	c := sdk.NewClient(&sdk.Implementation{Name: name, Version: "1"}, nil)
-	tr := &sdk.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: bearer{token, http.DefaultTransport}}}
-	cs, err := c.Connect(ctx, tr, nil)
+	cs, err := dialHTTP(ctx, url, token, name, revision)
 	if err != nil {
 		t.Fatalf("%s: connect: %v", name, err)
 	}
 	t.Cleanup(func() { cs.Close() })
 	return cs
+}
+
+func dialHTTP(ctx context.Context, url, token, name, revision string) (*sdk.ClientSession, error) {
+	c := sdk.NewClient(&sdk.Implementation{Name: name, Version: "1"}, nil)
+	var rt http.RoundTripper = http.DefaultTransport
+	if token != "" {
+		rt = bearer{token, rt}
+	}
+	tr := &sdk.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: rt}}
+	return c.Connect(ctx, tr, &sdk.ClientSessionOptions{ProtocolVersion: revision})
 }
 
 // TestServeHTTPTwoAgents: two SDK clients share one daemon: both list the
@@ -136,8 +147,9 @@ func TestServeHTTPTwoAgents(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	a := connectHTTP(ctx, t, d.url, token, "agent-a")
-	b := connectHTTP(ctx, t, d.url, token, "agent-b")
+	// Sessions are of the revisions before 2026-07-28 (which has none).
+	a := connectHTTP(ctx, t, d.url, token, "agent-a", "2025-11-25")
+	b := connectHTTP(ctx, t, d.url, token, "agent-b", "2025-06-18")
 	if a.ID() == "" || b.ID() == "" || a.ID() == b.ID() {
 		t.Fatalf("MCP session ids %q and %q: want two different ones", a.ID(), b.ID())
 	}
@@ -573,3 +585,258 @@ func TestServeHTTPLimits(t *testing.T) {
 		t.Fatalf("the session did not survive the refusals: %d", code)
 	}
 }
+
+// rpcPost POSTs one JSON-RPC message with the token (none when "") and
+// the extra headers, and returns the status and the JSON-RPC answer (the
+// first event of a text/event-stream answer, else the body).
+func rpcPost(t *testing.T, url, token string, header map[string]string, body string) (int, map[string]any, string) {
+	t.Helper()
+	req, _ := http.NewRequest("POST", url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
+	text := string(b)
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		for _, l := range strings.Split(text, "\n") {
+			if d, ok := strings.CutPrefix(l, "data: "); ok {
+				text = d
+				break
+			}
+		}
+	}
+	var m map[string]any
+	_ = json.Unmarshal([]byte(text), &m)
+	return resp.StatusCode, m, string(b)
+}
+
+// newest is a request of revision 2026-07-28 as SEP-2575 has it: no
+// session, the revision in the MCP-Protocol-Version header and in _meta
+// with the client's capabilities, the method (and tool) in Mcp-Method
+// (Mcp-Name).
+func newest(id int, method, name, params string) (map[string]string, string) {
+	h := map[string]string{"MCP-Protocol-Version": mcp.StatelessRevision, "Mcp-Method": method}
+	if name != "" {
+		h["Mcp-Name"] = name
+	}
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"` + mcp.StatelessRevision + `","io.modelcontextprotocol/clientInfo":{"name":"raw-newest","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}`
+	if params != "" {
+		meta += "," + params
+	}
+	return h, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":{%s}}`, id, method, meta)
+}
+
+// TestServeHTTPNewestRevision (issue 20, case 5): a client of revision
+// 2026-07-28 (the Go SDK's, which asks for it first) and raw stateless
+// POSTs work against serve --http with the token: no session, tools
+// listed and called; an older client's request without a session works
+// too; clients of 2025-03-26, 2025-06-18 and 2025-11-25 keep their
+// sessions; every one of them needs the token; the daemon never logs the
+// SDK's "StreamableHTTPOptions" hint; a subscriptions/listen stream does
+// not hold up shutdown.
+func TestServeHTTPNewestRevision(t *testing.T) {
+	sock := fmt.Sprintf("fleetmux-test-http-newest-%d", os.Getpid())
+	if out, err := exec.Command("tmux", "-L", sock, "-f", "/dev/null", "new-session", "-d", "-s", "newest-base", "/bin/sh").CombinedOutput(); err != nil {
+		t.Fatalf("tmux: %v %s", err, out)
+	}
+	defer exec.Command("tmux", "-L", sock, "kill-server").Run()
+	dir := t.TempDir()
+	tokenPath := filepath.Join(dir, "tok")
+	const token = "fmtest-tok-newest-0123456789abcdef"
+	if err := os.WriteFile(tokenPath, []byte(token+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d := startHTTPDaemon(t, []string{"LIBTMUX_SOCKET=" + sock}, "--no-audit", "--token-file", tokenPath)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+
+	t.Run("sdk clients", func(t *testing.T) {
+		for _, tt := range []struct {
+			ask, want string
+			session   bool
+		}{
+			{"", mcp.StatelessRevision, false}, // the SDK's default: the newest
+			{"2025-11-25", "2025-11-25", true},
+			{"2025-06-18", "2025-06-18", true},
+			{"2025-03-26", "2025-03-26", true},
+		} {
+			t.Run("revision "+tt.want, func(t *testing.T) {
+				if _, err := dialHTTP(ctx, d.url, "", "no-token", tt.ask); err == nil {
+					t.Errorf("connected without the token")
+				}
+				if _, err := dialHTTP(ctx, d.url, "wrong-"+token, "bad-token", tt.ask); err == nil {
+					t.Errorf("connected with a wrong token")
+				}
+				cs := connectHTTP(ctx, t, d.url, token, "agent-"+tt.want, tt.ask)
+				if got := cs.InitializeResult().ProtocolVersion; got != tt.want {
+					t.Fatalf("negotiated %q, want %q", got, tt.want)
+				}
+				if (cs.ID() != "") != tt.session {
+					t.Errorf("Mcp-Session-Id %q: want a session %v", cs.ID(), tt.session)
+				}
+				tools, err := cs.ListTools(ctx, nil)
+				if err != nil || len(tools.Tools) == 0 {
+					t.Fatalf("tools/list: %v %v", err, tools)
+				}
+				res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "list_sessions", Arguments: map[string]any{}})
+				if err != nil || res.IsError {
+					t.Fatalf("list_sessions: %v %s", err, resultText(res))
+				}
+				if got, _ := json.Marshal(res.StructuredContent); !strings.Contains(string(got), `"session_name":"newest-base"`) {
+					t.Errorf("list_sessions: %s", got)
+				}
+				res, err = cs.CallTool(ctx, &sdk.CallToolParams{Name: "no_such_tool", Arguments: map[string]any{}})
+				if err != nil || !res.IsError || !strings.Contains(resultText(res), "Unknown tool") {
+					t.Errorf("unknown tool: %v %s", err, resultText(res))
+				}
+			})
+		}
+	})
+
+	t.Run("raw", func(t *testing.T) {
+		type check func(t *testing.T, m map[string]any, raw string)
+		result := func(t *testing.T, m map[string]any) map[string]any {
+			r, _ := m["result"].(map[string]any)
+			if r == nil {
+				t.Fatalf("no result: %v", m)
+			}
+			return r
+		}
+		complete := func(t *testing.T, m map[string]any, _ string) {
+			if rt := result(t, m)["resultType"]; rt != "complete" {
+				t.Errorf("resultType %v, want complete: %v", rt, m)
+			}
+		}
+		for _, tt := range []struct {
+			name   string
+			token  string
+			header map[string]string
+			body   string
+			want   int
+			check  check
+		}{
+			{name: "discover", header: hdr(newest(1, "server/discover", "", "")), body: body(newest(1, "server/discover", "", "")), want: 200,
+				check: func(t *testing.T, m map[string]any, raw string) {
+					r := result(t, m)
+					if vs, _ := json.Marshal(r["supportedVersions"]); !strings.Contains(string(vs), mcp.StatelessRevision) || !strings.Contains(string(vs), "2025-03-26") {
+						t.Errorf("supportedVersions %s", vs)
+					}
+					// fleetmux's lists never change: no listChanged to listen for.
+					if caps, _ := json.Marshal(r["capabilities"]); strings.Contains(string(caps), "listChanged") || !strings.Contains(string(caps), `"tools"`) {
+						t.Errorf("capabilities %s", caps)
+					}
+				}},
+			{name: "tools/list", header: hdr(newest(2, "tools/list", "", "")), body: body(newest(2, "tools/list", "", "")), want: 200,
+				check: func(t *testing.T, m map[string]any, raw string) {
+					if tools, _ := result(t, m)["tools"].([]any); len(tools) == 0 {
+						t.Errorf("no tools: %.300s", raw)
+					}
+				}},
+			{name: "list_sessions", header: hdr(newest(3, "tools/call", "list_sessions", `"name":"list_sessions","arguments":{}`)), body: body(newest(3, "tools/call", "list_sessions", `"name":"list_sessions","arguments":{}`)), want: 200,
+				check: func(t *testing.T, m map[string]any, raw string) {
+					complete(t, m, raw)
+					if !strings.Contains(raw, `newest-base`) || result(t, m)["isError"] == true {
+						t.Errorf("list_sessions: %.500s", raw)
+					}
+				}},
+			{name: "unknown tool", header: hdr(newest(4, "tools/call", "no_such_tool", `"name":"no_such_tool","arguments":{}`)), body: body(newest(4, "tools/call", "no_such_tool", `"name":"no_such_tool","arguments":{}`)), want: 200,
+				check: func(t *testing.T, m map[string]any, raw string) {
+					complete(t, m, raw) // the anchor's error result, in the revision's shape
+					if result(t, m)["isError"] != true || !strings.Contains(raw, "Unknown tool") {
+						t.Errorf("unknown tool: %.500s", raw)
+					}
+				}},
+			{name: "resource not found", header: hdr(newest(5, "resources/read", "tmux://nothing-here", `"uri":"tmux://nothing-here"`)), body: body(newest(5, "resources/read", "tmux://nothing-here", `"uri":"tmux://nothing-here"`)), want: 400,
+				check: func(t *testing.T, m map[string]any, raw string) {
+					e, _ := m["error"].(map[string]any)
+					data, _ := e["data"].(map[string]any)
+					if e == nil || e["code"] != float64(-32602) || data["uri"] != "tmux://nothing-here" {
+						t.Errorf("want -32602 with data.uri (SEP-2164): %.500s", raw)
+					}
+				}},
+			{name: "removed method", header: hdr(newest(6, "ping", "", "")), body: body(newest(6, "ping", "", "")), want: 404,
+				check: func(t *testing.T, m map[string]any, raw string) {
+					if e, _ := m["error"].(map[string]any); e == nil || e["code"] != float64(-32601) {
+						t.Errorf("ping on 2026-07-28: %.300s", raw)
+					}
+				}},
+			{name: "older revision, no session", header: map[string]string{"MCP-Protocol-Version": "2025-06-18"},
+				body: `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"list_sessions","arguments":{}}}`, want: 200,
+				check: func(t *testing.T, m map[string]any, raw string) {
+					if !strings.Contains(raw, `newest-base`) || result(t, m)["resultType"] != nil {
+						t.Errorf("list_sessions without a session: %.500s", raw)
+					}
+				}},
+			{name: "no revision, no session", body: `{"jsonrpc":"2.0","id":8,"method":"tools/list"}`, want: 200},
+			{name: "newest, no token", token: "-", header: hdr(newest(9, "tools/list", "", "")), body: body(newest(9, "tools/list", "", "")), want: 401},
+			{name: "newest, wrong token", token: "wrong-" + token, header: hdr(newest(10, "tools/list", "", "")), body: body(newest(10, "tools/list", "", "")), want: 401},
+			{name: "sessionless, no token", token: "-", body: `{"jsonrpc":"2.0","id":11,"method":"tools/list"}`, want: 401},
+		} {
+			t.Run(tt.name, func(t *testing.T) {
+				tok := token
+				switch tt.token {
+				case "":
+				case "-":
+					tok = ""
+				default:
+					tok = tt.token
+				}
+				code, m, raw := rpcPost(t, d.url, tok, tt.header, tt.body)
+				if code != tt.want {
+					t.Fatalf("status %d, want %d: %.500s", code, tt.want, raw)
+				}
+				if tt.want == 401 && strings.Contains(raw, "newest-base") {
+					t.Errorf("401 with content: %s", raw)
+				}
+				if tt.check != nil {
+					tt.check(t, m, raw)
+				}
+			})
+		}
+	})
+
+	// A subscriptions/listen stream (the revision's event stream) stays
+	// open until the client leaves; SIGTERM must end it like a GET stream
+	// instead of waiting out the grace period for it.
+	h, b := newest(20, "subscriptions/listen", "", `"notifications":{"toolsListChanged":true}`)
+	req, _ := http.NewRequestWithContext(ctx, "POST", d.url, strings.NewReader(b))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", "Bearer "+token)
+	for k, v := range h {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("subscriptions/listen: %v %v", err, resp)
+	}
+	defer resp.Body.Close()
+	first := make([]byte, 512)
+	n, _ := resp.Body.Read(first)
+	if !strings.Contains(string(first[:n]), "notifications/subscriptions/acknowledged") {
+		t.Errorf("listen stream starts with %q", first[:n])
+	}
+	if err := d.stop(t); err != nil {
+		t.Errorf("exit after SIGTERM: %v", err)
+	}
+	s := d.stderr.String()
+	// (Unknown tools are logged at ERROR, as the anchor does.)
+	for _, bad := range []string{"StreamableHTTPOptions", "Stateless", "cut off", token} {
+		if strings.Contains(s, bad) {
+			t.Errorf("stderr has %q:\n%s", bad, s)
+		}
+	}
+}
+
+func hdr(h map[string]string, _ string) map[string]string { return h }
+func body(_ map[string]string, b string) string           { return b }
