@@ -32,14 +32,16 @@ import (
 // session's attached count, fires no client hooks and cannot destroy a
 // destroy-unattached session.
 //
-// What is emulated is tmux 3.3a's client (client.c, file.c): the same
-// identify messages in the same order, the same file handling (stdin is
-// /dev/null and stdout and stderr are pipes, exactly as transport.Local
-// runs the binary), the same messages it prints itself ("server exited
-// unexpectedly") and the same exit status. Only binaries that say they are
-// tmux 3.3 or 3.3a are replaced; everything else goes to the binary.
+// What is emulated is the client of the binary's own release (client.c,
+// file.c): the same identify messages in the same order, the same file
+// handling (stdin is /dev/null and stdout and stderr are pipes, exactly as
+// transport.Local runs the binary), the same messages it prints itself
+// ("server exited unexpectedly") and the same exit status. Only binaries
+// whose `tmux -V` names a release of nativeProtocols are replaced;
+// everything else goes to the binary.
 
-// Protocol constants of tmux 3.3a (tmux-protocol.h, tmux.h, compat/imsg.h).
+// Protocol constants of tmux 3.2a to 3.5a (tmux-protocol.h, tmux.h,
+// compat/imsg.h): the same in every release of nativeProtocols.
 const (
 	nativeProtocolVersion = 8
 	imsgHeaderSize        = 16
@@ -79,6 +81,7 @@ const (
 	msgWrite             = 304
 	msgWriteReady        = 305
 	msgWriteClose        = 306
+	msgReadCancel        = 307 // 3.4 and later
 
 	clientControl        = 0x2000
 	clientControlControl = 0x4000
@@ -89,9 +92,75 @@ const (
 	nativeMaxData = maxImsgSize - imsgHeaderSize
 )
 
-// nativeVersions are the `tmux -V` outputs of the binaries whose client
-// this file reproduces (client.c and file.c are the same in 3.3 and 3.3a).
-var nativeVersions = map[string]bool{"tmux 3.3": true, "tmux 3.3a": true}
+// nativeProtocol is one tmux release's client as the native client
+// reproduces it: what differs from release to release, as data. Each
+// entry was checked against that release's source (upstream tag, which
+// for 3.3a and 3.5a is also what Debian's bookworm and trixie packages
+// build: their patches touch none of client.c, file.c, proc.c,
+// tmux-protocol.h, tmux.c or compat/imsg*): the identify messages of
+// client_send_identify, the messages client_dispatch_wait handles,
+// file.c's client side, the imsg framing (header, MAX_IMSGSIZE 16384,
+// one descriptor per message), PROTOCOL_VERSION, the CLIENT_* flags it
+// sends and main()'s choice of socket. Everything not listed here is the
+// same in all of them.
+type nativeProtocol struct {
+	release  string // what `tmux -V` prints after "tmux "
+	protocol uint32 // PROTOCOL_VERSION
+
+	// longFlagsFirst: client_send_identify's first message is
+	// MSG_IDENTIFY_LONGFLAGS with the 64-bit flags (3.5 on); before,
+	// MSG_IDENTIFY_FLAGS with them as an int. The second is
+	// MSG_IDENTIFY_LONGFLAGS in every release.
+	longFlagsFirst bool
+	// readCancel: client_dispatch_wait handles MSG_READ_CANCEL (3.4 on:
+	// file_read_cancel); before, the message is ignored.
+	readCancel bool
+	// missingCommands are the commands of 3.3a's cmd_table (nativeCommands)
+	// that this release does not have: they change which abbreviations
+	// are unique, and so which commands nativeWantsBinary recognises.
+	missingCommands []string
+}
+
+// nativeProtocols are the releases whose client this file reproduces.
+// Differences between neighbours (git diff of client.c, file.c, proc.c,
+// tmux-protocol.h, tmux.c, cmd.c and compat/ between the tags):
+//   - 3.2a → 3.3: tmux-protocol.h split out of tmux.h with the same
+//     values; the client flushes the identify messages before the command
+//     (the same bytes in the same order); cmd_table gains
+//     clear-prompt-history, server-access and show-prompt-history;
+//     make_label's error texts change (those cases go to the binary).
+//   - 3.3 → 3.3a: nothing on the client side.
+//   - 3.3a → 3.4: MSG_READ_CANCEL (307) and file_read_cancel; the new
+//     OpenBSD imsg in compat/ (same wire format); systemd socket
+//     activation (a server-starting path, never a command client's).
+//   - 3.4 → 3.5a: the first identify message is MSG_IDENTIFY_LONGFLAGS.
+//
+// 3.6 and later are not here (they go to the binary) until someone
+// checks their client against this list.
+var nativeProtocols = []nativeProtocol{
+	{release: "3.2a", protocol: 8,
+		missingCommands: []string{"clear-prompt-history", "server-access", "show-prompt-history"}},
+	{release: "3.3", protocol: 8},
+	{release: "3.3a", protocol: 8},
+	{release: "3.4", protocol: 8, readCancel: true},
+	{release: "3.5", protocol: 8, readCancel: true, longFlagsFirst: true},
+	{release: "3.5a", protocol: 8, readCancel: true, longFlagsFirst: true},
+}
+
+// nativeProtocolOf is the entry for a release, nil when there is none.
+func nativeProtocolOf(release string) *nativeProtocol {
+	for i := range nativeProtocols {
+		if nativeProtocols[i].release == release {
+			return &nativeProtocols[i]
+		}
+	}
+	return nil
+}
+
+// hasCommand reports whether the release's cmd_table has the command.
+func (p *nativeProtocol) hasCommand(name string) bool {
+	return !slices.Contains(p.missingCommands, name)
+}
 
 // nativeMaxOutput bounds stdout and stderr together (tests lower it).
 var nativeMaxOutput = transport.MaxOutput
@@ -148,11 +217,14 @@ var nativeDelegated = map[string]bool{
 	"save-buffer": true, "load-buffer": true, "source-file": true,
 }
 
-// nativeCmdFind is tmux's cmd_find: the command name would resolve to,
-// "" when it is unknown or ambiguous.
-func nativeCmdFind(name string) string {
+// nativeCmdFind is release p's cmd_find: the command name would resolve
+// to, "" when it is unknown or ambiguous.
+func nativeCmdFind(p *nativeProtocol, name string) string {
 	found, ambiguous := "", false
 	for _, e := range nativeCommands {
+		if !p.hasCommand(e[0]) {
+			continue
+		}
 		if e[1] != "" && e[1] == name {
 			return e[0]
 		}
@@ -178,7 +250,7 @@ func nativeCmdFind(name string) string {
 // a command, "\;" is a literal ';'), names a command of nativeDelegated.
 // Arguments that are not command names can only cause a harmless false
 // alarm.
-func nativeWantsBinary(args []string) bool {
+func nativeWantsBinary(p *nativeProtocol, args []string) bool {
 	for i, a := range args {
 		if strings.HasSuffix(a, ";") && !strings.HasSuffix(a, `\;`) {
 			a = a[:len(a)-1]
@@ -186,7 +258,7 @@ func nativeWantsBinary(args []string) bool {
 		if a == "" {
 			continue
 		}
-		switch name := nativeCmdFind(a); {
+		switch name := nativeCmdFind(p, a); {
 		case nativeDelegated[name]:
 			return true
 		case name == "wait-for" && (i+1 == len(args) || (args[i+1] != "-S" && args[i+1] != "-U")):
@@ -258,6 +330,7 @@ func (n *native) SocketAlive(path string, timeout time.Duration) bool {
 
 // nativeCall is one command the native client can run.
 type nativeCall struct {
+	proto  *nativeProtocol // the binary's release
 	socket string
 	flags  uint64
 	env    []string
@@ -410,7 +483,7 @@ func (n *native) prepare(ctx context.Context, argv []string, stdin []byte) (nati
 		return call, false
 	}
 	call.args = argv[i:]
-	if strings.HasPrefix(call.args[0], "-") || nativeWantsBinary(call.args) {
+	if strings.HasPrefix(call.args[0], "-") {
 		return call, false
 	}
 	// The command as client.c packs it must fit one message; a longer
@@ -427,7 +500,10 @@ func (n *native) prepare(ctx context.Context, argv []string, stdin []byte) (nati
 		return call, false
 	}
 	resolved, ok := n.lookPath(bin)
-	if !ok || !nativeBinary(ctx, resolved) {
+	if !ok {
+		return call, false
+	}
+	if call.proto, _ = nativeBinary(ctx, resolved); call.proto == nil || nativeWantsBinary(call.proto, call.args) {
 		return call, false
 	}
 
@@ -482,52 +558,104 @@ type nativeBinKey struct {
 	size, mtime int64
 }
 
-// nativeBins caches, per binary file, whether it is a tmux whose client
-// native reproduces.
+// nativeBins caches, per binary file, the release whose client native
+// reproduces (nil: none) and why.
 var nativeBins = struct {
 	sync.Mutex
-	ok map[nativeBinKey]bool
-}{ok: map[nativeBinKey]bool{}}
+	probed map[nativeBinKey]nativeProbe
+}{probed: map[nativeBinKey]nativeProbe{}}
 
-// nativeBinary reports whether path is an ELF executable printing a
-// version of nativeVersions for -V: the real tmux, not a wrapper script
-// that would do something else with the command.
-func nativeBinary(ctx context.Context, path string) bool {
+type nativeProbe struct {
+	proto *nativeProtocol
+	why   string
+}
+
+// nativeBinary is the entry of nativeProtocols for the binary at path,
+// nil when it is not an ELF executable (a wrapper script would do
+// something else with the command) printing such a release for -V. why
+// says which path its commands take and why, for people: "native client
+// (tmux 3.5a protocol 8)", "exec: tmux 3.6 not known to the native
+// client".
+func nativeBinary(ctx context.Context, path string) (proto *nativeProtocol, why string) {
 	var st syscall.Stat_t
 	if err := syscall.Stat(path, &st); err != nil {
-		return false
+		return nil, fmt.Sprintf("exec: %s: %v", path, err)
 	}
 	key := nativeBinKey{path, uint64(st.Dev), st.Ino, st.Size, st.Mtim.Nano()}
 	nativeBins.Lock()
 	defer nativeBins.Unlock()
-	if ok, seen := nativeBins.ok[key]; seen {
-		return ok
+	if p, seen := nativeBins.probed[key]; seen {
+		return p.proto, p.why
 	}
-	ok, final := probeBinary(ctx, path)
+	p, final := probeBinary(ctx, path)
 	if final {
-		nativeBins.ok[key] = ok
+		nativeBins.probed[key] = p
 	}
-	return ok
+	return p.proto, p.why
 }
 
-func probeBinary(ctx context.Context, path string) (ok, final bool) {
+func probeBinary(ctx context.Context, path string) (p nativeProbe, final bool) {
 	f, err := os.Open(path)
 	if err != nil {
-		return false, false
+		return nativeProbe{why: fmt.Sprintf("exec: %s: %v", path, err)}, false
 	}
 	magic := make([]byte, 4)
 	_, err = f.ReadAt(magic, 0)
 	_ = f.Close()
 	if err != nil || string(magic) != "\x7fELF" {
-		return false, err == nil
+		return nativeProbe{why: fmt.Sprintf("exec: %s is not an ELF executable (a wrapper script runs as itself)", path)}, err == nil
 	}
 	vctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	out, err := exec.CommandContext(vctx, path, "-V").Output()
 	if err != nil {
-		return false, ctx.Err() == nil && vctx.Err() == nil
+		return nativeProbe{why: fmt.Sprintf("exec: %s -V failed: %v", path, err)}, ctx.Err() == nil && vctx.Err() == nil
 	}
-	return nativeVersions[strings.TrimSpace(string(out))], true
+	release, ok := nativeRelease(path, out)
+	if !ok {
+		return nativeProbe{why: fmt.Sprintf("exec: %s -V printed %q, not a tmux release", path, strings.TrimSpace(string(out)))}, true
+	}
+	proto := nativeProtocolOf(release)
+	if proto == nil {
+		return nativeProbe{why: fmt.Sprintf("exec: tmux %s not known to the native client", release)}, true
+	}
+	return nativeProbe{proto: proto, why: fmt.Sprintf("native client (tmux %s protocol %d)", release, proto.protocol)}, true
+}
+
+// nativeRelease reads `tmux -V`: "tmux 3.5a" (3.5 on), or the program's
+// name and the release ("tmux 3.3a"; getprogname(), so a binary run as
+// tmux-3.3a prints "tmux-3.3a 3.3a").
+func nativeRelease(path string, out []byte) (string, bool) {
+	f := strings.Fields(string(out))
+	if len(f) != 2 || (f[0] != "tmux" && f[0] != filepath.Base(path)) {
+		return "", false
+	}
+	return f[1], true
+}
+
+// NativeStatus says which path NewNative's Runner takes for local calls
+// run with the tmux binary bin (a path or a name on PATH), and why, in
+// words for a log line or fleetmux doctor: "native client (tmux 3.5a
+// protocol 8)", "exec: tmux 3.6 not known to the native client",
+// "exec: FLEETMUX_TMUX_EXEC=1". getenv (nil: os.Getenv) reads the
+// FLEETMUX_TMUX_EXEC switch.
+func NativeStatus(ctx context.Context, bin string, getenv func(string) string) (native bool, why string) {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	if getenv("FLEETMUX_TMUX_EXEC") == "1" {
+		return false, "exec: FLEETMUX_TMUX_EXEC=1"
+	}
+	path := bin
+	if !strings.Contains(bin, "/") {
+		p, err := exec.LookPath(bin)
+		if err != nil {
+			return false, fmt.Sprintf("exec: %s not found on PATH", bin)
+		}
+		path = p
+	}
+	proto, why := nativeBinary(ctx, path)
+	return proto != nil, why
 }
 
 // nativeEnv is the environment exec.Cmd gives the binary: the last entry
@@ -679,7 +807,11 @@ func cstr(s string) []byte { return append([]byte(s), 0) }
 // (imsg passes one descriptor per sendmsg, with the message it belongs
 // to).
 func nativeIdentify(call nativeCall) (first, second []byte) {
-	first = appendImsg(first, msgIdentifyFlags, false, i32(int32(uint32(call.flags))))
+	if call.proto.longFlagsFirst {
+		first = appendImsg(first, msgIdentifyLongFlags, false, binary.NativeEndian.AppendUint64(nil, call.flags))
+	} else {
+		first = appendImsg(first, msgIdentifyFlags, false, i32(int32(uint32(call.flags))))
+	}
 	first = appendImsg(first, msgIdentifyLongFlags, false, binary.NativeEndian.AppendUint64(nil, call.flags))
 	first = appendImsg(first, msgIdentifyTerm, false, cstr(call.term))
 	first = appendImsg(first, msgIdentifyFeatures, false, i32(0))
@@ -758,7 +890,7 @@ func nativeExchange(ctx context.Context, conn *net.UnixConn, call nativeCall) (r
 		}
 	}
 
-	cv := newNativeConv(conn)
+	cv := newNativeConv(conn, call.proto)
 	if werr != nil {
 		cv.sendErr = werr
 	}
@@ -877,12 +1009,14 @@ type nativeStream struct {
 // and 2 (file_write_open and file_read_open dup a standard descriptor and
 // close it, so a second stream on it gets EBADF).
 type nativeConv struct {
+	proto    *nativeProtocol
 	w        io.Writer
 	out      []byte
 	sendErr  error
 	flags    uint64
 	fds      [3]*fdObject
 	streams  map[int32]*nativeStream
+	readDone map[int32]bool // read streams that ended (MSG_READ_DONE sent)
 	stdout   []byte
 	stderr   []byte
 	exitval  int32
@@ -894,8 +1028,8 @@ type nativeConv struct {
 	open     func(path string, flag int) (*os.File, syscall.Errno, error)
 }
 
-func newNativeConv(w io.Writer) *nativeConv {
-	cv := &nativeConv{w: w, flags: clientUTF8, streams: map[int32]*nativeStream{}, open: nativeOpenFile}
+func newNativeConv(w io.Writer, proto *nativeProtocol) *nativeConv {
+	cv := &nativeConv{proto: proto, w: w, flags: clientUTF8, streams: map[int32]*nativeStream{}, readDone: map[int32]bool{}, open: nativeOpenFile}
 	cv.fds[0] = &fdObject{refs: 1, read: true}
 	cv.fds[1] = &fdObject{refs: 1, write: true, stream: 1}
 	cv.fds[2] = &fdObject{refs: 1, write: true, stream: 2}
@@ -1041,6 +1175,11 @@ func (cv *nativeConv) dispatch(typ uint32, data []byte) error {
 		cv.done = true
 	case msgReadOpen:
 		return cv.readOpen(data)
+	case msgReadCancel:
+		if !cv.proto.readCancel {
+			return nil // not a message this release knows: ignored
+		}
+		return cv.readCancel(data)
 	case msgWriteOpen:
 		return cv.writeOpen(data)
 	case msgWrite:
@@ -1210,6 +1349,25 @@ func (cv *nativeConv) readOpen(data []byte) error {
 	cv.closeFD(s.fdnum, s.obj)
 	s.obj = nil
 	delete(cv.streams, id)
+	cv.readDone[id] = true
+	return nil
+}
+
+// readCancel is file_read_cancel (3.4 on): the server no longer wants a
+// read stream's data. The client answers with MSG_READ_DONE and closes
+// the stream (file_read_error_callback). readOpen has read every stream
+// to its end and sent MSG_READ_DONE already, which is what the binary
+// does when the cancel reaches it with the read still open (both
+// messages are handled before the client's next read event); a cancel
+// of a stream that never was is the client's fatalx.
+func (cv *nativeConv) readCancel(data []byte) error {
+	if len(data) != 4 {
+		return badSize(msgReadCancel, len(data))
+	}
+	id := int32(binary.NativeEndian.Uint32(data))
+	if !cv.readDone[id] {
+		return fmt.Errorf("%w: cancel of unknown stream %d", errNativeProtocol, id)
+	}
 	return nil
 }
 

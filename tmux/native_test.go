@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fleetmux/fleetmux/tmux/tmuxtest"
 	"github.com/fleetmux/fleetmux/transport"
 )
 
@@ -34,10 +35,16 @@ func nativeTestServer(t testing.TB, env ...string) string {
 		}
 		t.Fatal("tmux not installed")
 	}
+	return nativeTestServerBin(t, "tmux", env...)
+}
+
+// nativeTestServerBin is nativeTestServer with the tmux binary bin.
+func nativeTestServerBin(t testing.TB, bin string, env ...string) string {
+	t.Helper()
 	label := fmt.Sprintf("fleetmux-test-native-%d-%d", os.Getpid(), nativeSeq.Add(1))
 	run := func(args ...string) {
 		t.Helper()
-		cmd := exec.Command("tmux", append([]string{"-L", label, "-f", "/dev/null"}, args...)...)
+		cmd := exec.Command(bin, append([]string{"-L", label, "-f", "/dev/null"}, args...)...)
 		cmd.Env = append(os.Environ(), env...)
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("tmux %q: %v: %s", args, err, out)
@@ -45,7 +52,7 @@ func nativeTestServer(t testing.TB, env ...string) string {
 	}
 	run("new-session", "-d", "-s", "main", "-x", "120", "-y", "30", "bash --norc")
 	t.Cleanup(func() {
-		cmd := exec.Command("tmux", "-L", label, "kill-server")
+		cmd := exec.Command(bin, "-L", label, "kill-server")
 		cmd.Env = append(os.Environ(), env...)
 		_ = cmd.Run()
 	})
@@ -65,12 +72,57 @@ func execTmux(t testing.TB, s *Server, args ...string) transport.Result {
 
 func handledBy(r transport.Runner) int64 { return r.(*native).handled.Load() }
 
-// TestNativeMatchesExec runs each argv through the binary and through the
-// native client and compares stdout, stderr and exit status byte for byte.
-// Cases that change state run their setup again before each path.
+// nativeReleaseBin is a tmux binary of the release, for
+// TestNativeMatchesExec: 3.3a is the system's (Debian bookworm), 3.5a
+// tmuxtest.Version's build of Debian trixie's source. No Debian suite has
+// the source of 3.4 or 3.2a: those run when someone has built them from
+// the upstream tag into tmuxtest's cache, and are skipped otherwise.
+func nativeReleaseBin(t *testing.T, release string) string {
+	t.Helper()
+	switch release {
+	case "3.3a":
+		out, err := exec.Command("tmux", "-V").Output()
+		if err != nil {
+			t.Skipf("tmux 3.3a: no tmux on PATH: %v", err)
+		}
+		if got := strings.TrimSpace(string(out)); got != "tmux 3.3a" {
+			t.Skipf("tmux 3.3a: the tmux on PATH is %q", got)
+		}
+		p, _ := exec.LookPath("tmux")
+		return p
+	case "3.5a":
+		return tmuxtest.Version(t, release)
+	}
+	p, ok := tmuxtest.Cached(release)
+	if !ok {
+		t.Skipf("tmux %s: not built (no Debian suite has its source; build it from the upstream tag %s into %s to run this)", release, release, p)
+	}
+	return p
+}
+
+// TestNativeMatchesExec runs the same command set, with one tmux release
+// after the other, through exec of that release's binary and through the
+// native client (which must run the command itself, not hand it to the
+// binary, except for the cases marked delegated) and compares stdout,
+// stderr and exit status byte for byte. Cases that change state run their
+// setup again before each path.
 func TestNativeMatchesExec(t *testing.T) {
-	label := nativeTestServer(t)
-	s := &Server{Runner: transport.NewLocal(), SocketName: label}
+	for _, release := range []string{"3.2a", "3.3a", "3.4", "3.5a"} {
+		t.Run(release, func(t *testing.T) {
+			bin := nativeReleaseBin(t, release)
+			if ok, why := NativeStatus(context.Background(), bin, nil); !ok {
+				t.Errorf("NativeStatus(%s) = %v, %q", bin, ok, why)
+			} else if want := "native client (tmux " + release + " protocol 8)"; why != want {
+				t.Errorf("NativeStatus(%s) = %q, want %q", bin, why, want)
+			}
+			testNativeMatchesExec(t, bin)
+		})
+	}
+}
+
+func testNativeMatchesExec(t *testing.T, bin string) {
+	label := nativeTestServerBin(t, bin)
+	s := &Server{Runner: transport.NewLocal(), SocketName: label, Bin: bin}
 	execTmux(t, s, "new-window", "-d", "-t", "main:", "-n", "wé")
 	execTmux(t, s, "new-session", "-d", "-s", "other", "-x", "80", "-y", "20")
 	execTmux(t, s, "new-window", "-d", "-t", "main:", "-n", "input")
@@ -93,10 +145,13 @@ func TestNativeMatchesExec(t *testing.T) {
 	pwd := filepath.Join(t.TempDir(), "pwd")
 
 	cases := []struct {
-		name  string
-		setup [][]string
-		args  []string
-		file  string // compare this file's contents after each path too
+		name      string
+		setup     [][]string
+		args      []string
+		stdin     []byte
+		file      string // compare this file's contents after each path too
+		delegated bool   // the native client hands it to the binary
+		quiet     bool   // prints nothing on success
 	}{
 		{name: "list-sessions default", args: []string{"list-sessions"}},
 		{name: "list-sessions tabs", args: []string{"list-sessions", "-F", "#{session_name}\t#{session_windows}\t#{session_attached}"}},
@@ -144,6 +199,19 @@ func TestNativeMatchesExec(t *testing.T) {
 			args: []string{"if-shell", "true", "save-buffer -b fms -"}},
 		{name: "stdout already taken", setup: [][]string{{"set-buffer", "-b", "fms", "saved é"}},
 			args: []string{"display-message", "-p", "first", ";", "if-shell", "true", "save-buffer -b fms -"}},
+		{name: "send-keys", args: []string{"send-keys", "-t", "main:input.0", "-l", "# typed é"}, quiet: true},
+		{name: "send-keys then capture", setup: [][]string{{"respawn-pane", "-k", "-t", "main:input.0", "cat"}},
+			args: []string{"send-keys", "-t", "main:input.0", "-l", "x", ";", "capture-pane", "-p", "-t", "main:input.0", "-S", "0", "-E", "0"}},
+		{name: "send-keys missing target", args: []string{"send-keys", "-t", "nosuch:9", "x"}},
+		{name: "new-session -d", setup: [][]string{{"kill-session", "-t", "fm-new"}}, delegated: true,
+			args: []string{"new-session", "-d", "-s", "fm-new", "-P", "-F", "#{session_name} #{session_windows}"}},
+		{name: "new-session duplicate", delegated: true, args: []string{"new-session", "-d", "-s", "main"}},
+		{name: "load-buffer from stdin", stdin: []byte("from stdin é\n"), delegated: true,
+			setup: [][]string{{"set-buffer", "-b", "fml", "x"}, {"delete-buffer", "-b", "fml"}},
+			args:  []string{"load-buffer", "-b", "fml", "-", ";", "show-buffer", "-b", "fml"}},
+		{name: "show-buffer", setup: [][]string{{"set-buffer", "-b", "fmshow", "shown é"}}, args: []string{"show-buffer", "-b", "fmshow"}},
+		{name: "show-buffer missing", args: []string{"show-buffer", "-b", "fm-no-such-buffer"}},
+		{name: "display-message exit code", args: []string{"display-message", "-p", "-t", "nosuch:", "x"}},
 	}
 	native := NewNative(transport.NewLocal())
 	for _, tc := range cases {
@@ -155,11 +223,13 @@ func TestNativeMatchesExec(t *testing.T) {
 					execTmux(t, s, a...)
 				}
 				before := handledBy(native)
-				res, err := r.Run(context.Background(), s.Argv(tc.args...), nil)
+				res, err := r.Run(context.Background(), s.Argv(tc.args...), tc.stdin)
 				if err != nil {
 					t.Fatalf("path %d: %v", i, err)
 				}
-				if i == 1 && handledBy(native) != before+1 {
+				if got := handledBy(native) - before; i == 1 && tc.delegated && got != 0 {
+					t.Errorf("handled natively, want the binary")
+				} else if i == 1 && !tc.delegated && got != 1 {
 					t.Errorf("not handled natively")
 				}
 				results[i] = res
@@ -175,7 +245,7 @@ func TestNativeMatchesExec(t *testing.T) {
 			if files[0] != files[1] {
 				t.Errorf("file: exec wrote %q, native %q", files[0], files[1])
 			}
-			if len(e.Stdout)+len(e.Stderr) == 0 && e.ExitCode == 0 && tc.file == "" && !strings.HasPrefix(tc.name, "kill") && !strings.HasPrefix(tc.name, "wait") && tc.name != "has-session" {
+			if len(e.Stdout)+len(e.Stderr) == 0 && e.ExitCode == 0 && tc.file == "" && !tc.quiet && !strings.HasPrefix(tc.name, "kill") && !strings.HasPrefix(tc.name, "wait") && tc.name != "has-session" {
 				t.Errorf("case printed nothing: not a useful comparison")
 			}
 		})
@@ -309,13 +379,102 @@ func TestNativeDelegates(t *testing.T) {
 }
 
 func TestNativeCmdFind(t *testing.T) {
-	for name, want := range map[string]string{
+	common := map[string]string{
 		"new": "new-session", "new-s": "new-session", "new-w": "new-window", "ls": "list-sessions",
 		"list-k": "list-keys", "a": "attach-session", "attach": "attach-session", "start": "start-server",
 		"n": "", "list": "", "source": "source-file", "nosuch": "", "kill-server": "kill-server",
+	}
+	// 3.2a's cmd_table lacks clear-prompt-history, server-access and
+	// show-prompt-history: abbreviations resolve differently.
+	since33 := map[string]string{"clear": "", "show-p": "show-prompt-history", "serv": "server-access", "clearphist": "clear-prompt-history"}
+	before33 := map[string]string{"clear": "clear-history", "show-p": "", "serv": "", "clearphist": ""}
+	for _, p := range nativeProtocols {
+		extra := since33
+		if p.release == "3.2a" {
+			extra = before33
+		}
+		for _, m := range []map[string]string{common, extra} {
+			for name, want := range m {
+				if got := nativeCmdFind(&p, name); got != want {
+					t.Errorf("%s: nativeCmdFind(%q) = %q, want %q", p.release, name, got, want)
+				}
+			}
+		}
+	}
+}
+
+// TestNativeProtocols: the version table is what each release's client
+// sends and understands: the first identify message (MSG_IDENTIFY_FLAGS
+// with an int before 3.5, MSG_IDENTIFY_LONGFLAGS with 64 bits from 3.5),
+// MSG_READ_CANCEL (ignored before 3.4; from 3.4 a cancel of a stream the
+// client read is answered already, of an unknown one a protocol error),
+// and which `tmux -V` outputs name a release the native client serves.
+func TestNativeProtocols(t *testing.T) {
+	call := nativeCall{flags: clientUTF8 | clientDefaultSocket, term: "xterm", cwd: "/", args: []string{"ls"}}
+	for _, tc := range []struct {
+		release    string
+		firstType  uint32
+		firstLen   int
+		readCancel bool
+	}{
+		{"3.2a", msgIdentifyFlags, 4, false},
+		{"3.3", msgIdentifyFlags, 4, false},
+		{"3.3a", msgIdentifyFlags, 4, false},
+		{"3.4", msgIdentifyFlags, 4, true},
+		{"3.5", msgIdentifyLongFlags, 8, true},
+		{"3.5a", msgIdentifyLongFlags, 8, true},
 	} {
-		if got := nativeCmdFind(name); got != want {
-			t.Errorf("nativeCmdFind(%q) = %q, want %q", name, got, want)
+		t.Run(tc.release, func(t *testing.T) {
+			p := nativeProtocolOf(tc.release)
+			if p == nil || p.protocol != nativeProtocolVersion {
+				t.Fatalf("nativeProtocolOf(%q) = %+v", tc.release, p)
+			}
+			call.proto = p
+			first, _ := nativeIdentify(call)
+			typ, data, size, err := parseImsg(first)
+			if err != nil || size == 0 || typ != tc.firstType || len(data) != tc.firstLen {
+				t.Errorf("first message: type %d, %d bytes, err %v; want type %d, %d bytes", typ, len(data), err, tc.firstType, tc.firstLen)
+			}
+			if got := binary.NativeEndian.Uint32(data); got != uint32(call.flags) {
+				t.Errorf("first message flags %#x, want %#x", got, call.flags)
+			}
+			typ, data, _, _ = parseImsg(first[size:])
+			if typ != msgIdentifyLongFlags || len(data) != 8 || binary.NativeEndian.Uint64(data) != call.flags {
+				t.Errorf("second message: type %d %x", typ, data)
+			}
+
+			var out bytes.Buffer
+			cv := newNativeConv(&out, p)
+			cv.open = func(string, int) (*os.File, syscall.Errno, error) { return nil, syscall.ENOENT, nil }
+			if err := cv.dispatch(msgReadOpen, append(i32(5), i32(0)...)); err != nil {
+				t.Fatal(err)
+			}
+			_ = cv.flush()
+			answered := out.Len()
+			err = cv.dispatch(msgReadCancel, i32(5))
+			_ = cv.flush()
+			if err != nil || out.Len() != answered {
+				t.Errorf("cancel of a stream read to its end: err %v, %d more bytes sent", err, out.Len()-answered)
+			}
+			err = cv.dispatch(msgReadCancel, i32(9))
+			if tc.readCancel != (err != nil) {
+				t.Errorf("cancel of an unknown stream: err %v, want an error: %v", err, tc.readCancel)
+			}
+			if tc.readCancel && !errors.Is(err, ErrProtocol) {
+				t.Errorf("cancel of an unknown stream: err %v, want ErrProtocol", err)
+			}
+		})
+	}
+	for out, want := range map[string]string{
+		"tmux 3.5a\n": "3.5a", "tmux 3.3a\n": "3.3a", "tmux-3.3a 3.3a\n": "3.3a", "tmux 3.4\n": "3.4",
+		"tmux 3.6\n": "", "tmux next-3.6\n": "", "tmux 3.1c\n": "", "tmux 3.2\n": "", "wrapper 3.3a\n": "", "tmux\n": "",
+	} {
+		got := ""
+		if r, ok := nativeRelease("/opt/bin/tmux-3.3a", []byte(out)); ok && nativeProtocolOf(r) != nil {
+			got = r
+		}
+		if got != want {
+			t.Errorf("-V %q: served as %q, want %q", out, got, want)
 		}
 	}
 }
@@ -554,7 +713,7 @@ func FuzzNativeDecode(f *testing.F) {
 	f.Add(m(msgExit, []byte{1, 2}))
 	f.Add([]byte{1, 2, 3})
 	f.Fuzz(func(t *testing.T, b []byte) {
-		cv := newNativeConv(io.Discard)
+		cv := newNativeConv(io.Discard, nativeProtocolOf("3.5a"))
 		cv.open = func(string, int) (*os.File, syscall.Errno, error) { return nil, syscall.ENOENT, nil }
 		for !cv.done {
 			typ, data, size, err := parseImsg(b)

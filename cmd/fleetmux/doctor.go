@@ -253,6 +253,9 @@ func checkTmux(ctx context.Context, env doctorEnv) []doctorCheck {
 		c.Detail += ": older than 3.2a, which fleetmux needs"
 		c.Fix = "install tmux 3.2a or newer"
 	}
+	// Which path local tool calls take, and why.
+	_, how := tmux.NativeStatus(ctx, path, env.getenv)
+	c.Detail += "; local calls: " + how
 	checks := []doctorCheck{c}
 
 	// The server the tools reach by default.

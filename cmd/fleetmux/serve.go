@@ -205,6 +205,12 @@ func tmuxUsable(log *slog.Logger, stderr io.Writer) bool {
 		return false
 	}
 	log.Debug("start-up: tmux found", "tmux", path, "version", v, "minimum", minTmuxName)
+	// Which path local tool calls take: tmux.NewNative's own answer for
+	// this binary (its probe is cached, so the first call reuses it).
+	if log.Enabled(ctx, slog.LevelDebug) {
+		_, how := tmux.NativeStatus(ctx, path, nil)
+		log.Debug("start-up: local tmux calls", "path", how, "tmux", path)
+	}
 	return true
 }
 

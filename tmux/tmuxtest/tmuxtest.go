@@ -72,6 +72,22 @@ func Version(t testing.TB, v string) string {
 	return strings.TrimSpace(string(out))
 }
 
+// Cached returns the path of a tmux of version v already in the cache
+// (where Version and .ci/tmux-versions.sh put their builds), without
+// building anything: for versions no Debian suite has a source package of
+// (3.2a, 3.4), which someone builds by hand from the upstream tag into
+// that place. ok is false when no binary there answers `tmux -V` with v;
+// path is then where it would be.
+func Cached(v string) (path string, ok bool) {
+	base, err := cacheDir()
+	if err != nil {
+		return "", false
+	}
+	bin := filepath.Join(base, "tmux", v, "tmux")
+	out, err := exec.Command(bin, "-V").Output()
+	return bin, err == nil && strings.TrimSpace(string(out)) == "tmux "+v
+}
+
 // cacheDir is where the tests cache what they install or build:
 // $FLEETMUX_TEST_CACHE, else fleetmux-test in the user's cache directory
 // (as .ci/tmux-versions.sh and TestRealClients use).
