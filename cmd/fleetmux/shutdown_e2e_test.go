@@ -114,7 +114,7 @@ func TestServeHTTPExitsWithStuckCall(t *testing.T) {
 	d := startHTTPDaemon(t, []string{"LIBTMUX_SOCKET_PATH=" + sock}, "--no-audit", "--no-auth")
 	ctx, cancel := context.WithTimeout(context.Background(), shutdownBound)
 	defer cancel()
-	cs := connectHTTP(ctx, t, d.url, "", "stuck")
+	cs := connectHTTP(ctx, t, d.url, "", "stuck", "2025-11-25")
 	called := make(chan error, 1)
 	go func() {
 		_, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "list_sessions", Arguments: map[string]any{}})
