@@ -115,31 +115,27 @@ type nativeProtocol struct {
 	// readCancel: client_dispatch_wait handles MSG_READ_CANCEL (3.4 on:
 	// file_read_cancel); before, the message is ignored.
 	readCancel bool
-	// missingCommands are the commands of 3.3a's cmd_table (nativeCommands)
-	// that this release does not have: they change which abbreviations
-	// are unique, and so which commands nativeWantsBinary recognises.
-	missingCommands []string
 }
 
 // nativeProtocols are the releases whose client this file reproduces.
 // Differences between neighbours (git diff of client.c, file.c, proc.c,
 // tmux-protocol.h, tmux.c, cmd.c and compat/ between the tags):
-//   - 3.2a → 3.3: tmux-protocol.h split out of tmux.h with the same
-//     values; the client flushes the identify messages before the command
-//     (the same bytes in the same order); cmd_table gains
-//     clear-prompt-history, server-access and show-prompt-history;
-//     make_label's error texts change (those cases go to the binary).
 //   - 3.3 → 3.3a: nothing on the client side.
 //   - 3.3a → 3.4: MSG_READ_CANCEL (307) and file_read_cancel; the new
 //     OpenBSD imsg in compat/ (same wire format); systemd socket
 //     activation (a server-starting path, never a command client's).
 //   - 3.4 → 3.5a: the first identify message is MSG_IDENTIFY_LONGFLAGS.
 //
-// 3.6 and later are not here (they go to the binary) until someone
-// checks their client against this list.
+// 3.2a is not here although its messages are 3.3's: its client parses
+// the command line with getopt(3) before connecting (to find
+// CMD_STARTSERVER) and so prints getopt's own complaints ("tmux: unknown
+// option -- Z") on its stderr before the server's usage line; 3.3's
+// argument parser prints nothing. Reproducing that means every command's
+// option template of 3.2a and getopt's messages. (Its cmd_table also
+// lacks clear-prompt-history, server-access and show-prompt-history.)
+// 3.6 and later are not here either until someone checks their client
+// against this list. Those releases go to the binary.
 var nativeProtocols = []nativeProtocol{
-	{release: "3.2a", protocol: 8,
-		missingCommands: []string{"clear-prompt-history", "server-access", "show-prompt-history"}},
 	{release: "3.3", protocol: 8},
 	{release: "3.3a", protocol: 8},
 	{release: "3.4", protocol: 8, readCancel: true},
@@ -157,15 +153,11 @@ func nativeProtocolOf(release string) *nativeProtocol {
 	return nil
 }
 
-// hasCommand reports whether the release's cmd_table has the command.
-func (p *nativeProtocol) hasCommand(name string) bool {
-	return !slices.Contains(p.missingCommands, name)
-}
-
 // nativeMaxOutput bounds stdout and stderr together (tests lower it).
 var nativeMaxOutput = transport.MaxOutput
 
-// nativeCommands is tmux 3.3a's command table (cmd.c), in its order: name
+// nativeCommands is tmux 3.3a's command table (cmd.c; the same in 3.3 to
+// 3.5a), in its order: name
 // and alias. cmd_find's lookup (alias, exact name, unique prefix) is
 // reproduced to recognise the commands left to the binary.
 var nativeCommands = [...][2]string{
@@ -217,14 +209,11 @@ var nativeDelegated = map[string]bool{
 	"save-buffer": true, "load-buffer": true, "source-file": true,
 }
 
-// nativeCmdFind is release p's cmd_find: the command name would resolve
-// to, "" when it is unknown or ambiguous.
-func nativeCmdFind(p *nativeProtocol, name string) string {
+// nativeCmdFind is tmux's cmd_find: the command name would resolve to,
+// "" when it is unknown or ambiguous.
+func nativeCmdFind(name string) string {
 	found, ambiguous := "", false
 	for _, e := range nativeCommands {
-		if !p.hasCommand(e[0]) {
-			continue
-		}
 		if e[1] != "" && e[1] == name {
 			return e[0]
 		}
@@ -250,7 +239,7 @@ func nativeCmdFind(p *nativeProtocol, name string) string {
 // a command, "\;" is a literal ';'), names a command of nativeDelegated.
 // Arguments that are not command names can only cause a harmless false
 // alarm.
-func nativeWantsBinary(p *nativeProtocol, args []string) bool {
+func nativeWantsBinary(args []string) bool {
 	for i, a := range args {
 		if strings.HasSuffix(a, ";") && !strings.HasSuffix(a, `\;`) {
 			a = a[:len(a)-1]
@@ -258,7 +247,7 @@ func nativeWantsBinary(p *nativeProtocol, args []string) bool {
 		if a == "" {
 			continue
 		}
-		switch name := nativeCmdFind(p, a); {
+		switch name := nativeCmdFind(a); {
 		case nativeDelegated[name]:
 			return true
 		case name == "wait-for" && (i+1 == len(args) || (args[i+1] != "-S" && args[i+1] != "-U")):
@@ -503,7 +492,7 @@ func (n *native) prepare(ctx context.Context, argv []string, stdin []byte) (nati
 	if !ok {
 		return call, false
 	}
-	if call.proto, _ = nativeBinary(ctx, resolved); call.proto == nil || nativeWantsBinary(call.proto, call.args) {
+	if call.proto, _ = nativeBinary(ctx, resolved); call.proto == nil || nativeWantsBinary(call.args) {
 		return call, false
 	}
 

@@ -75,8 +75,8 @@ func handledBy(r transport.Runner) int64 { return r.(*native).handled.Load() }
 // nativeReleaseBin is a tmux binary of the release, for
 // TestNativeMatchesExec: 3.3a is the system's (Debian bookworm), 3.5a
 // tmuxtest.Version's build of Debian trixie's source. No Debian suite has
-// the source of 3.4 or 3.2a: those run when someone has built them from
-// the upstream tag into tmuxtest's cache, and are skipped otherwise.
+// the source of 3.4: it runs when someone has built it from the upstream
+// tag into tmuxtest's cache, and is skipped otherwise.
 func nativeReleaseBin(t *testing.T, release string) string {
 	t.Helper()
 	switch release {
@@ -107,7 +107,7 @@ func nativeReleaseBin(t *testing.T, release string) string {
 // stderr and exit status byte for byte. Cases that change state run their
 // setup again before each path.
 func TestNativeMatchesExec(t *testing.T) {
-	for _, release := range []string{"3.2a", "3.3a", "3.4", "3.5a"} {
+	for _, release := range []string{"3.3a", "3.4", "3.5a"} {
 		t.Run(release, func(t *testing.T) {
 			bin := nativeReleaseBin(t, release)
 			if ok, why := NativeStatus(context.Background(), bin, nil); !ok {
@@ -379,26 +379,14 @@ func TestNativeDelegates(t *testing.T) {
 }
 
 func TestNativeCmdFind(t *testing.T) {
-	common := map[string]string{
+	for name, want := range map[string]string{
 		"new": "new-session", "new-s": "new-session", "new-w": "new-window", "ls": "list-sessions",
 		"list-k": "list-keys", "a": "attach-session", "attach": "attach-session", "start": "start-server",
 		"n": "", "list": "", "source": "source-file", "nosuch": "", "kill-server": "kill-server",
-	}
-	// 3.2a's cmd_table lacks clear-prompt-history, server-access and
-	// show-prompt-history: abbreviations resolve differently.
-	since33 := map[string]string{"clear": "", "show-p": "show-prompt-history", "serv": "server-access", "clearphist": "clear-prompt-history"}
-	before33 := map[string]string{"clear": "clear-history", "show-p": "", "serv": "", "clearphist": ""}
-	for _, p := range nativeProtocols {
-		extra := since33
-		if p.release == "3.2a" {
-			extra = before33
-		}
-		for _, m := range []map[string]string{common, extra} {
-			for name, want := range m {
-				if got := nativeCmdFind(&p, name); got != want {
-					t.Errorf("%s: nativeCmdFind(%q) = %q, want %q", p.release, name, got, want)
-				}
-			}
+		"clear": "", "show-p": "show-prompt-history", "serv": "server-access",
+	} {
+		if got := nativeCmdFind(name); got != want {
+			t.Errorf("nativeCmdFind(%q) = %q, want %q", name, got, want)
 		}
 	}
 }
@@ -417,7 +405,6 @@ func TestNativeProtocols(t *testing.T) {
 		firstLen   int
 		readCancel bool
 	}{
-		{"3.2a", msgIdentifyFlags, 4, false},
 		{"3.3", msgIdentifyFlags, 4, false},
 		{"3.3a", msgIdentifyFlags, 4, false},
 		{"3.4", msgIdentifyFlags, 4, true},
@@ -467,7 +454,7 @@ func TestNativeProtocols(t *testing.T) {
 	}
 	for out, want := range map[string]string{
 		"tmux 3.5a\n": "3.5a", "tmux 3.3a\n": "3.3a", "tmux-3.3a 3.3a\n": "3.3a", "tmux 3.4\n": "3.4",
-		"tmux 3.6\n": "", "tmux next-3.6\n": "", "tmux 3.1c\n": "", "tmux 3.2\n": "", "wrapper 3.3a\n": "", "tmux\n": "",
+		"tmux 3.6\n": "", "tmux next-3.6\n": "", "tmux 3.1c\n": "", "tmux 3.2a\n": "", "wrapper 3.3a\n": "", "tmux\n": "",
 	} {
 		got := ""
 		if r, ok := nativeRelease("/opt/bin/tmux-3.3a", []byte(out)); ok && nativeProtocolOf(r) != nil {

@@ -75,7 +75,7 @@ func Version(t testing.TB, v string) string {
 // Cached returns the path of a tmux of version v already in the cache
 // (where Version and .ci/tmux-versions.sh put their builds), without
 // building anything: for versions no Debian suite has a source package of
-// (3.2a, 3.4), which someone builds by hand from the upstream tag into
+// (3.4), which someone builds by hand from the upstream tag into
 // that place. ok is false when no binary there answers `tmux -V` with v;
 // path is then where it would be.
 func Cached(v string) (path string, ok bool) {
