@@ -21,7 +21,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/fleetmux/fleetmux/mcp/pyfmt"
@@ -307,7 +306,7 @@ func (s *Server) middleware(next sdk.MethodHandler) sdk.MethodHandler {
 			if rr, ok := req.(*sdk.ReadResourceRequest); ok && rr.Params != nil {
 				res, err := s.readResource(ctx, rr.Params.URI)
 				if err != nil {
-					return nil, resourceNotFound(rr.ProtocolVersion(), rr.Params.URI, err)
+					return nil, err
 				}
 				return completeResult(rr.ProtocolVersion(), res), nil
 			}
@@ -359,19 +358,6 @@ func completeResult(version string, res sdk.Result) sdk.Result {
 		return res
 	}
 	return out
-}
-
-// resourceNotFound gives the anchor's "Resource not found" error (-32002)
-// the code and data of revision 2026-07-28 (SEP-2164: -32602 Invalid
-// Params, data.uri) when the request is of that revision; the message stays
-// the anchor's. Other errors and older revisions pass unchanged.
-func resourceNotFound(version, uri string, err error) error {
-	var je *jsonrpc.Error
-	if version < StatelessRevision || !errors.As(err, &je) || je.Code != -32002 {
-		return err
-	}
-	data, _ := json.Marshal(map[string]string{"uri": uri})
-	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: je.Message, Data: data}
 }
 
 // staticLists drops the listChanged flags from the capabilities a revision
