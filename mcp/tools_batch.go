@@ -141,8 +141,21 @@ func (c *Call) batchArgs(name string, args map[string]any) map[string]any {
 	if !c.s.opts.Backend.Fleet() {
 		return out
 	}
-	if t := c.s.byName[name]; t == nil || t.spec.NoHostParam {
+	t := c.s.byName[name]
+	if t == nil {
 		return out
+	}
+	if t.spec.NoHostParam {
+		// Tools that are not per host take the batch's host only where
+		// "host" is a filter of their own (list_jobs): the batch's rows
+		// then speak of its host, as a direct call with that host does.
+		own := false
+		for _, p := range t.spec.Params {
+			own = own || p.Name == "host"
+		}
+		if !own {
+			return out
+		}
 	}
 	if h, ok := out["host"]; !ok || h == nil {
 		out["host"] = c.Host
