@@ -93,7 +93,7 @@ type seamFx struct {
 // newFixture makes session name (one window, two panes, an empty prompt)
 // on this server and reads its ids.
 func (s *seamServer) newFixture(name, dir string) *seamFx {
-	out := s.must("new-session", "-d", "-s", name, "-x", "80", "-y", "24", "-c", dir, "-e", "PS1=", "sh", ";",
+	out := s.must("new-session", "-d", "-s", name, "-n", "w", "-x", "80", "-y", "24", "-c", dir, "-e", "PS1=", "sh", ";",
 		"split-window", "-d", "-t", name+":0.0", "-c", dir, "-e", "PS1=", "sh", ";",
 		"display", "-p", "-t", name+":0.0", "#{session_id} #{window_id} #{pane_id}", ";",
 		"display", "-p", "-t", name+":0.1", "#{pane_id}")
@@ -184,7 +184,7 @@ func (r seamRow) expect(tool string, w seamWay) seamExpect {
 			return seamExpect{refused: []string{""}}
 		}
 		return seamExpect{invalid: true}
-	case w.host != nil && r.noHost:
+	case w.host != nil && r.noHost && !r.hostFilter:
 		return seamExpect{invalid: true}
 	case w.batch != "" && seamBatchTier[w.batch] > seamRO && w.batchHost == "h2":
 		return seamExpect{refused: []string{""}} // the batch itself is above h2's cap
@@ -195,7 +195,7 @@ func (r seamRow) expect(tool string, w seamWay) seamExpect {
 	case server == "h2" && r.tier > seamRO:
 		return seamExpect{refused: []string{server}}
 	}
-	if r.noHost {
+	if r.noHost && !r.hostFilter {
 		server = "local"
 	}
 	return seamExpect{ok: []string{server}}
@@ -637,6 +637,10 @@ func (tr *seamTransport) runCell(t *testing.T, tool string, row seamRow, w seamW
 	before := map[string]string{}
 	if fresh {
 		for _, sn := range seamServerNames {
+			if row.baseline != nil {
+				before[sn] = row.baseline(fxs[sn])
+				continue
+			}
 			before[sn] = effect(tr.servers[sn], fxs[sn])
 		}
 	}
@@ -761,7 +765,7 @@ func (tr *seamTransport) runCell(t *testing.T, tool string, row seamRow, w seamW
 		_ = json.Unmarshal(b, &v)
 		split := seamSplitByHost(v)
 		for _, h := range exp.ok {
-			if r, ok := split[h]; ok {
+			if r, ok := split[h]; ok || row.fanoutShape {
 				outcome[h] = "ok"
 				got[h] = r
 			}
@@ -842,6 +846,9 @@ func (tr *seamTransport) runCell(t *testing.T, tool string, row seamRow, w seamW
 	}
 
 	// Results, normalised, for the comparison across ways.
+	if w.host == "fanout" && row.fanoutShape {
+		return
+	}
 	for s, v := range got {
 		if s == "" {
 			continue
@@ -913,11 +920,6 @@ func seamSplitByHost(v any) map[string]any {
 		cur, _ := out[h].(map[string]any)
 		if cur == nil {
 			cur = map[string]any{}
-			for k, val := range m {
-				if k != key {
-					cur[k] = val
-				}
-			}
 			cur[key] = []any{}
 			out[h] = cur
 		}
@@ -927,7 +929,8 @@ func seamSplitByHost(v any) map[string]any {
 }
 
 var (
-	seamIDRE       = regexp.MustCompile(`^[$@%][0-9]+$`)
+	seamIDInText   = regexp.MustCompile(`[$@%][0-9]+\b`)
+	seamBufUUID    = regexp.MustCompile(`libtmux_mcp_[0-9a-f]{32}_`)
 	seamVolatile   = regexp.MustCompile(`(^|_)(pid|pids|tty|created|activity|time|elapsed|duration|started|ended|at|seconds|ms|rtt|cursor|version|path|directory|uptime|since|last|job_id)($|_)`)
 	seamRowSession = regexp.MustCompile(`seamc[0-9]+[sh]`)
 )
@@ -943,6 +946,7 @@ func seamNormalize(v any, fx *seamFx, tr *seamTransport) string {
 	s = strings.ReplaceAll(s, tr.dir, "<dir>")
 	s = strings.ReplaceAll(s, tr.servers["local"].sock, "<sock>")
 	ids := map[string]string{fx.sessionID: "<$S>", fx.windowID: "<@W>", fx.pane: "<%P>", fx.pane2: "<%Q>"}
+	s = seamBufUUID.ReplaceAllString(s, "libtmux_mcp_<uuid>_")
 	var w any
 	_ = json.Unmarshal([]byte(s), &w)
 	var walk func(x any) any
@@ -961,18 +965,23 @@ func seamNormalize(v any, fx *seamFx, tr *seamTransport) string {
 			}
 			return t
 		case []any:
+			out := t[:0]
 			for i := range t {
-				t[i] = walk(t[i])
+				if v := walk(t[i]); v != "<prompt>" {
+					out = append(out, v)
+				}
 			}
-			return t
+			return out
 		case string:
-			if seamIDRE.MatchString(t) {
-				if r, ok := ids[t]; ok {
+			if t == "# " || t == "#" {
+				return "<prompt>"
+			}
+			return seamIDInText.ReplaceAllStringFunc(t, func(id string) string {
+				if r, ok := ids[id]; ok {
 					return r
 				}
-				return t[:1] + "<id>"
-			}
-			return t
+				return id[:1] + "<id>"
+			})
 		}
 		return x
 	}

@@ -36,6 +36,15 @@ type seamRow struct {
 	args      func(fx *seamFx) map[string]any
 	setup     func(s *seamServer, fx *seamFx)
 	effect    func(s *seamServer, fx *seamFx) string
+	// baseline, when set, is the effect's value before the call, known
+	// without reading it (reading a channel consumes its signal).
+	baseline func(fx *seamFx) string
+	// hostFilter: the tool has no host to run on but a host argument that
+	// filters its answer (list_jobs).
+	hostFilter bool
+	// fanoutShape: the fan-out answer is shaped differently (a list of
+	// servers), so it is checked for success only.
+	fanoutShape bool
 	// optional: a row whose failure is expected on every server (the
 	// effect is still checked), e.g. wait_for_channel on a channel that
 	// was signalled on the target only.
@@ -67,7 +76,7 @@ var seamTable = map[string]seamRow{
 	// Sessions and servers.
 	"list_sessions":   {tier: seamRO, args: func(fx *seamFx) map[string]any { return map[string]any{} }},
 	"list_servers":    {tier: seamRO, perServer: true, args: func(fx *seamFx) map[string]any { return map[string]any{} }},
-	"get_server_info": {tier: seamRO, perServer: true, args: func(fx *seamFx) map[string]any { return map[string]any{} }},
+	"get_server_info": {tier: seamRO, perServer: true, fanoutShape: true, args: func(fx *seamFx) map[string]any { return map[string]any{} }},
 	"get_session_info": {tier: seamRO, args: func(fx *seamFx) map[string]any {
 		return map[string]any{"session_name": fx.marker}
 	}},
@@ -194,10 +203,17 @@ var seamTable = map[string]seamRow{
 		if fx.targets[s.name] {
 			s.must("wait-for", "-S", "ch-"+fx.session)
 		}
-	}, effect: func(s *seamServer, fx *seamFx) string { return s.channelWoken("ch-" + fx.session) }},
+	}, effect: func(s *seamServer, fx *seamFx) string { return s.channelWoken("ch-" + fx.session) },
+		baseline: func(fx *seamFx) string {
+			if fx.targets[fx.srv] {
+				return "woken"
+			}
+			return "not woken"
+		}},
 	"signal_channel": {tier: seamMut, args: func(fx *seamFx) map[string]any {
 		return map[string]any{"channel": "sig-" + fx.session}
-	}, effect: func(s *seamServer, fx *seamFx) string { return s.channelWoken("sig-" + fx.session) }},
+	}, effect: func(s *seamServer, fx *seamFx) string { return s.channelWoken("sig-" + fx.session) },
+		baseline: func(fx *seamFx) string { return "not woken" }},
 
 	// Buffers.
 	"load_buffer": {tier: seamMut, args: func(fx *seamFx) map[string]any {
@@ -232,8 +248,8 @@ var seamTable = map[string]seamRow{
 
 	// Fleet and jobs.
 	"list_hosts": {tier: seamRO, noHost: true, perServer: true, args: func(fx *seamFx) map[string]any { return map[string]any{} }},
-	"list_jobs": {tier: seamRO, noHost: true, args: func(fx *seamFx) map[string]any {
-		return map[string]any{"host": fx.srv, "status": "running"}
+	"list_jobs": {tier: seamRO, noHost: true, hostFilter: true, perServer: true, args: func(fx *seamFx) map[string]any {
+		return map[string]any{"status": "running"}
 	}},
 	"get_job": {tier: seamRO, noHost: true, args: func(fx *seamFx) map[string]any {
 		return map[string]any{"job_id": fx.job}
