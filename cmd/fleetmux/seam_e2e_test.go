@@ -68,7 +68,7 @@ func (s *seamServer) must(args ...string) string { return s.mustOn(s.sock, args.
 // channelWoken reports whether channel has been signalled and not waited
 // for on this server: a wait-for on it then returns at once.
 func (s *seamServer) channelWoken(ch string) string {
-	ctx, cancel := context.WithTimeout(context.Background(), 400*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
 	defer cancel()
 	if err := s.cmd(ctx, s.sock, "wait-for", ch).Run(); err != nil {
 		return "not woken"
@@ -218,9 +218,23 @@ type seamTransport struct {
 	calls   int
 }
 
+// seamGapHits records the knownSeamGaps entries that showed their gap
+// in this run; an entry that never does is stale.
+var (
+	seamGapMu   sync.Mutex
+	seamGapHits = map[string]bool{}
+)
+
+func seamGapHit(key string) {
+	seamGapMu.Lock()
+	seamGapHits[key] = true
+	seamGapMu.Unlock()
+}
+
 type seamResult struct {
 	tool, way, srv string
 	norm           string
+	items          string // the listed items alone (what a fan-out's share is compared on)
 }
 
 var seamServerNames = []string{"local", "h1", "h2"}
@@ -415,9 +429,9 @@ func TestSeams(t *testing.T) {
 	only := regexp.MustCompile(os.Getenv("SEAM_TOOLS"))
 	// A soft deadline: past it no new cell starts, so a slow machine ends
 	// with a report (and its fixtures cleaned up) instead of a panic.
-	soft := time.Now().Add(7 * time.Minute)
-	if dl, ok := t.Deadline(); ok && time.Until(dl) < 8*time.Minute {
-		soft = dl.Add(-time.Until(dl) / 4)
+	soft := time.Now().Add(15 * time.Minute)
+	if dl, ok := t.Deadline(); ok {
+		soft = dl.Add(-min(2*time.Minute, time.Until(dl)/4))
 	}
 	var skipped atomic.Int64
 	var cells atomic.Int64
@@ -491,10 +505,11 @@ func TestSeams(t *testing.T) {
 		sort.Slice(rs, func(i, j int) bool { return seamRefRank(rs[i]) < seamRefRank(rs[j]) })
 		ref := rs[0]
 		for _, r := range rs[1:] {
-			if r.norm != ref.norm {
+			if r.norm != ref.norm && (r.norm != "" || r.items != ref.items) {
 				tool := strings.Fields(key)[0]
 				wayOnly := strings.SplitN(r.way, " ", 2)[1]
 				if reason, ok := knownSeamGaps[seamGapKey(tool, wayOnly)]; ok {
+					seamGapHit(seamGapKey(tool, wayOnly))
 					t.Logf("known seam gap %s %s: %s", tool, wayOnly, reason)
 					continue
 				}
@@ -505,6 +520,13 @@ func TestSeams(t *testing.T) {
 	// Audit: the records name the host and tool of every call.
 	for _, tp := range transports {
 		tp.checkAudit(t)
+	}
+	if only.String() == "" && skipped.Load() == 0 {
+		for key, reason := range knownSeamGaps {
+			if !seamGapHits[key] && !strings.HasPrefix(reason, "flaky") && !strings.HasPrefix(key, "audit:") {
+				t.Errorf("knownSeamGaps %q (%s) holds now: delete the entry", key, reason)
+			}
+		}
 	}
 	if n := skipped.Load(); n > 0 {
 		t.Errorf("%d cells did not run: the walk passed its soft deadline (machine too slow or a cell hangs)", n)
@@ -521,6 +543,9 @@ func seamBatchTool(tool string) bool {
 }
 
 func seamRefRank(r seamResult) string {
+	if _, gap := knownSeamGaps[seamGapKey(r.tool, strings.SplitN(r.way, " ", 2)[1])]; gap {
+		return "z" + r.way // a known gap is never the reference
+	}
 	rank := "9"
 	if strings.HasSuffix(r.way, " direct") {
 		rank = "0"
@@ -563,12 +588,10 @@ func (tr *seamTransport) runCell(t *testing.T, tool string, row seamRow, w seamW
 			fail("panic: %v", p)
 		}
 		if len(errs) == 0 {
-			if reason, ok := knownSeamGaps[gapKey]; ok {
-				t.Errorf("%s %s %s: listed in knownSeamGaps (%s) but holds now: delete the entry", tr.name, tool, w.name, reason)
-			}
 			return
 		}
 		if reason, ok := knownSeamGaps[gapKey]; ok {
+			seamGapHit(gapKey)
 			t.Logf("known seam gap %s %s %s (%s): %s", tr.name, tool, w.name, reason, strings.Join(errs, "; "))
 			return
 		}
@@ -854,8 +877,17 @@ func (tr *seamTransport) runCell(t *testing.T, tool string, row seamRow, w seamW
 			continue
 		}
 		n := seamNormalize(v, fxs[s], tr)
+		items := n
+		if seamFanoutListing[tool] {
+			if m, ok := seamSplitByHost(v)[seamHostOf(v, s)].(map[string]any); ok {
+				items = seamNormalize(m, fxs[s], tr)
+			}
+		}
+		if w.host == "fanout" && seamFanoutListing[tool] {
+			n = "" // only the items compare: counts and offsets are the merge's
+		}
 		tr.mu.Lock()
-		tr.results = append(tr.results, seamResult{tool: tool, way: w.name, srv: s, norm: n})
+		tr.results = append(tr.results, seamResult{tool: tool, way: w.name, srv: s, norm: n, items: items})
 		tr.mu.Unlock()
 	}
 }
@@ -895,6 +927,17 @@ func seamOneLine(s string) string {
 	return strings.ReplaceAll(s, "\n", " | ")
 }
 
+// seamHostOf is the host the items of a listing name (fleet mode puts
+// one in every item): srv, or "" when items carry none.
+func seamHostOf(v any, srv string) string {
+	for h := range seamSplitByHost(v) {
+		if h == srv {
+			return h
+		}
+	}
+	return ""
+}
+
 // seamSplitByHost splits a merged fan-out listing by the host field of
 // its items.
 func seamSplitByHost(v any) map[string]any {
@@ -905,8 +948,8 @@ func seamSplitByHost(v any) map[string]any {
 	}
 	var items []any
 	key := ""
-	for k, val := range m {
-		if l, ok := val.([]any); ok {
+	for _, k := range []string{"result", "matches", "servers", "sessions", "windows", "panes"} {
+		if l, ok := m[k].([]any); ok {
 			items, key = l, k
 			break
 		}
@@ -931,7 +974,7 @@ func seamSplitByHost(v any) map[string]any {
 var (
 	seamIDInText   = regexp.MustCompile(`[$@%][0-9]+\b`)
 	seamBufUUID    = regexp.MustCompile(`libtmux_mcp_[0-9a-f]{32}_`)
-	seamVolatile   = regexp.MustCompile(`(^|_)(pid|pids|tty|created|activity|time|elapsed|duration|started|ended|at|seconds|ms|rtt|cursor|version|path|directory|uptime|since|last|job_id)($|_)`)
+	seamVolatile   = regexp.MustCompile(`(^|_)(pid|pids|tty|created|activity|time|elapsed|duration|started|ended|at|seconds|ms|rtt|cursor|version|path|directory|uptime|since|last|job_id|layout|current_command)($|_)`)
 	seamRowSession = regexp.MustCompile(`seamc[0-9]+[sh]`)
 )
 
@@ -1026,6 +1069,20 @@ func (tr *seamTransport) checkAudit(t *testing.T) {
 		}
 	}
 	sort.Strings(diffs)
+	var gaps []string
+	diffs = slices.DeleteFunc(diffs, func(d string) bool {
+		tool := strings.Fields(d)[0]
+		for k, reason := range knownSeamGaps {
+			if strings.HasPrefix(k, tool+" ") && strings.HasPrefix(reason, "flaky") {
+				gaps = append(gaps, d)
+				return true
+			}
+		}
+		return false
+	})
+	if len(gaps) > 0 {
+		t.Logf("%s audit differences of tools with flaky known seam gaps:\n\t%s", tr.name, strings.Join(gaps, "\n\t"))
+	}
 	if len(diffs) > 0 {
 		t.Errorf("%s audit differs from the calls made:\n\t%s", tr.name, strings.Join(diffs, "\n\t"))
 	}
