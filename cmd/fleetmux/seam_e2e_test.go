@@ -1019,6 +1019,7 @@ func seamNormalize(v any, fx *seamFx, tr *seamTransport) string {
 			if t == "# " || t == "#" {
 				return "<prompt>"
 			}
+			t = strings.TrimSuffix(t, "# ") // a prompt comes when it comes
 			return seamIDInText.ReplaceAllStringFunc(t, func(id string) string {
 				if r, ok := ids[id]; ok {
 					return r
