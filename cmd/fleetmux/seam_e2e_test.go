@@ -320,6 +320,12 @@ func TestSeams(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the seam walk runs hundreds of calls over real sshd")
 	}
+	// About 1,080 cells, 7 minutes on a loaded 2-core machine: too long for
+	// the -race leg's package timeout beside the other cmd tests, so it
+	// runs only when asked (FLEETMUX_SEAMS=1).
+	if os.Getenv("FLEETMUX_SEAMS") != "1" {
+		t.Skip("set FLEETMUX_SEAMS=1 to walk every tool through every way a call arrives")
+	}
 	start := time.Now()
 	env := sshtest.New(t)
 	h1 := env.StartHost("h1", sshtest.HostOptions{})

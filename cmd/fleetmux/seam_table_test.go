@@ -285,10 +285,6 @@ var (
 var knownSeamGaps = map[string]string{
 	// Real gaps found by the walk (issue 19), for the lead:
 	"send_keys fanout":              "a fan-out action's per-host result is the tool's bare return value (\"Keys sent to pane %N\"), while the direct call's structuredContent wraps it as {\"result\": ...}: one tool, two shapes",
-	"list_jobs batch-ro@h1":         "list_jobs inside a batch whose host is h1 lists every host's jobs: the batch's host is not passed on as list_jobs' host filter (a direct list_jobs with host h1 lists h1's only)",
-	"list_jobs batch-mut@h1":        "as list_jobs batch-ro@h1",
-	"list_jobs batch-des@h1":        "as list_jobs batch-ro@h1",
-	"list_jobs batch-ro@h2(capped)": "as list_jobs batch-ro@h1, on h2",
 	"wait_for_text host=h1":         "flaky under load: a poll's tmux display-message on a remote host gets 0.25-0.5 s and fails the call with \"the tmux server is unresponsive\" when sshd and tmux are slow (load average 12-18 on this box); the local poll does not hit it",
 	"wait_for_text host=h2(capped)": "flaky: as wait_for_text host=h1",
 	"wait_for_text fanout":          "flaky: as wait_for_text host=h1 on the remote hosts; also seen: local answered \"timeout\" in the fan-out while the direct call on the same fixture matched at once",
