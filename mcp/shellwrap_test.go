@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
@@ -23,7 +24,13 @@ func TestRunCommandShells(t *testing.T) {
 		}
 	}
 	e := newEnv(t)
-	home := t.TempDir()
+	// Not t.TempDir: the shells may still write their history and
+	// config there while the test's cleanup removes it.
+	home, err := os.MkdirTemp("", "fleetmux-shells-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(home) })
 	env := "env HOME=" + home + " XDG_CONFIG_HOME=" + filepath.Join(home, "c") + " XDG_DATA_HOME=" + filepath.Join(home, "d") + " "
 	for _, tc := range []struct {
 		shell, start, refused string
