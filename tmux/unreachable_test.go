@@ -10,11 +10,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/fleetmux/fleetmux/tmux/tmuxtest"
 	"github.com/fleetmux/fleetmux/transport"
 )
 
@@ -37,51 +37,6 @@ func sockDir(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return d
-}
-
-// fakeListener listens on path and hands every connection to serve (in
-// its own goroutine). Connections and the listener close at cleanup.
-func fakeListener(t *testing.T, path string, serve func(net.Conn)) {
-	t.Helper()
-	ln, err := net.Listen("unix", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var (
-		mu    sync.Mutex
-		conns []net.Conn
-		wg    sync.WaitGroup
-	)
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-			wg.Add(1)
-			go func() { defer wg.Done(); serve(c) }()
-		}
-	}()
-	t.Cleanup(func() {
-		_ = ln.Close()
-		mu.Lock()
-		for _, c := range conns {
-			_ = c.Close()
-		}
-		mu.Unlock()
-		wg.Wait()
-	})
-}
-
-// hold keeps a connection open, reading nothing, until the test ends.
-func hold(c net.Conn) {
-	buf := make([]byte, 1)
-	_, _ = c.Read(buf) // returns when cleanup closes c
 }
 
 // versionMessage is a MSG_VERSION from a server of protocol version 7.
@@ -167,19 +122,19 @@ func TestUnreachableSockets(t *testing.T) {
 			}
 		}},
 		{name: "accepts and never answers", cause: "did not answer within", setup: func(t *testing.T, path string) {
-			fakeListener(t, path, hold)
+			tmuxtest.FakeSocket(t, path, tmuxtest.Hold)
 		}},
 		{name: "closes at once", cause: "server exited unexpectedly", setup: func(t *testing.T, path string) {
-			fakeListener(t, path, func(c net.Conn) { _ = c.Close() })
+			tmuxtest.FakeSocket(t, path, func(c net.Conn) { _ = c.Close() })
 		}},
 		{name: "writes garbage and closes", cause: "", setup: func(t *testing.T, path string) {
-			fakeListener(t, path, func(c net.Conn) { _, _ = c.Write(garbage); _ = c.Close() })
+			tmuxtest.FakeSocket(t, path, func(c net.Conn) { _, _ = c.Write(garbage); _ = c.Close() })
 		}},
 		{name: "writes garbage and stays", cause: "", setup: func(t *testing.T, path string) {
-			fakeListener(t, path, func(c net.Conn) { _, _ = c.Write(garbage); hold(c) })
+			tmuxtest.FakeSocket(t, path, func(c net.Conn) { _, _ = c.Write(garbage); tmuxtest.Hold(c) })
 		}},
 		{name: "answers a version message", cause: "protocol version mismatch", setup: func(t *testing.T, path string) {
-			fakeListener(t, path, func(c net.Conn) { _, _ = c.Write(versionMessage()); hold(c) })
+			tmuxtest.FakeSocket(t, path, func(c net.Conn) { _, _ = c.Write(versionMessage()); tmuxtest.Hold(c) })
 		}},
 		{name: "stopped tmux server", cause: "did not answer within", setup: stoppedTmux},
 	}
@@ -271,7 +226,7 @@ func TestUnreachablePermissionDenied(t *testing.T) {
 	for _, mode := range []string{"native", "exec"} {
 		t.Run(mode, func(t *testing.T) {
 			path := filepath.Join(dir, "perm-"+mode)
-			fakeListener(t, path, hold)
+			tmuxtest.FakeSocket(t, path, tmuxtest.Hold)
 			if err := os.Chmod(path, 0o700); err != nil {
 				t.Fatal(err)
 			}

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -163,4 +164,51 @@ func SweepSockets(pid int) {
 		}
 		left = alive
 	}
+}
+
+// FakeSocket listens on the unix socket path and hands every connection
+// to serve in its own goroutine: a stand-in for a tmux server that hangs,
+// closes at once or answers garbage. The listener and every connection
+// close at the test's cleanup, which waits for serve to return.
+func FakeSocket(t testing.TB, path string, serve func(net.Conn)) {
+	t.Helper()
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var (
+		mu    sync.Mutex
+		conns []net.Conn
+		wg    sync.WaitGroup
+	)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+			wg.Add(1)
+			go func() { defer wg.Done(); serve(c) }()
+		}
+	}()
+	t.Cleanup(func() {
+		_ = ln.Close()
+		mu.Lock()
+		for _, c := range conns {
+			_ = c.Close()
+		}
+		mu.Unlock()
+		wg.Wait()
+	})
+}
+
+// Hold keeps a connection open, reading nothing, until the test ends.
+func Hold(c net.Conn) {
+	buf := make([]byte, 1)
+	_, _ = c.Read(buf) // returns when cleanup closes c
 }
