@@ -159,7 +159,9 @@ func reportFixture(t *testing.T, cs []fixtureCase, lines []string, got []Report)
 	}
 }
 
-func localServer(t *testing.T) *tmux.Server {
+func localServer(t *testing.T) *tmux.Server { return localServerB(t) }
+
+func localServerB(t testing.TB) *tmux.Server {
 	t.Helper()
 	sock := fmt.Sprintf("fleetmux-test-ttyinput-%d-%d", os.Getpid(), time.Now().UnixNano()%1e6)
 	if out, err := tmuxtest.Command("-L", sock, "-f", "/dev/null", "new-session", "-d", "-s", "s", "-x", "100", "-y", "30", "bash --norc --noprofile").CombinedOutput(); err != nil {
