@@ -12,7 +12,7 @@ import (
 func TestJudgeLines(t *testing.T) {
 	const head = "fleetmux-input 1 x86_64 "
 	cases := []struct {
-		name, line      string
+		name, line     string
 		want, fallback State
 	}{
 		{"read -s", head + "0 1 0 7684 7684 @ 7684 S 1 0,0x0,0x55dc,0x1000 wait_woken 0,1,2 - tty 0 0", Password, Password},
@@ -66,7 +66,9 @@ func TestWaiting(t *testing.T) {
 }
 
 // TestDetectionLatency measures (and logs, never asserts) how long after
-// a shell starts `read` the probe says so, locally.
+// a program starts reading a line (a script's read) the probe says so,
+// locally (a read typed at the interactive prompt itself counts as the
+// shell, see interactive).
 func TestDetectionLatency(t *testing.T) {
 	srv := localServer(t)
 	ctx := context.Background()
@@ -85,7 +87,7 @@ func TestDetectionLatency(t *testing.T) {
 				break
 			}
 		}
-		if _, err := srv.Cmd(ctx, "send-keys", "-t", pane, "read -p ok? x", "Enter"); err != nil {
+		if _, err := srv.Cmd(ctx, "send-keys", "-t", pane, "bash --norc --noprofile -c 'read -p ok? x'", "Enter"); err != nil {
 			t.Fatal(err)
 		}
 		start := time.Now()
