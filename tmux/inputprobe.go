@@ -16,31 +16,52 @@ package tmux
 // Like the scripts of foreground.go it holds only constants, formats and
 // a pane id: no quote, no '#' outside the formats, no '!', and runs under
 // /bin/sh whatever default-shell is. Every read is of a /proc file of
-// bounded size, every loop is capped, and the only programs started are
-// stty (the terminal's modes), pgrep (the group's members, when there is
-// one) and the tmux client that hands the line back.
+// bounded size, every loop is capped. It is built to start as few
+// programs as it can, since a fork costs more than everything else it
+// does: the group's members are found with shell builtins (the pane's
+// process tree through /proc/PID/task/TID/children, or a scan of
+// /proc/[0-9]*/stat where the kernel has no children files), the
+// terminal's modes are asked of stty only when a member may be reading
+// the terminal (it sleeps, has the terminal open and its wchan is not
+// one of a sleep, a wait for children, a pipe, an accept or a futex),
+// and the tmux client that hands the line back replaces the script
+// (exec). A busy pane costs the job's shell and that client; a prompt
+// adds stty.
+//
+// Locally none of this runs: package ttyinput reads /proc and the
+// terminal's modes itself (see ttyinput.NewRequest).
 
 // inputProbeMembers caps the processes of the foreground group that are
-// looked at, inputProbeFDs the file descriptors of each.
+// looked at, inputProbeFDs the file descriptors of each, inputProbeTree
+// the processes of the pane's tree that are walked to find them.
 const (
 	inputProbeMembers = "8"
 	inputProbeFDs     = "256"
+	inputProbeTree    = "64"
 )
 
+// inputProbeQuiet is a case pattern of the wchan of a process that
+// sleeps on something other than a terminal read: a sleep, a wait for
+// its children, a pipe, an accept, a futex, a signal wait.
+const inputProbeQuiet = `hrtimer_nanosleep|do_nanosleep|*_nanosleep|do_wait|kernel_wait4|pipe_read|anon_pipe_read|pipe_wait*|pipe_read_*|inet_csk_accept|futex_*|do_sigtimedwait|sigsuspend|sys_pause|do_sys_pause|unix_stream_read_generic|sk_wait_data|unix_wait_for_peer`
+
 // inputProbeScript reads, for pane: the pane's process p, terminal t and
-// alternate screen; the terminal's foreground group g (tpgid of p); the
-// terminal's modes; and for each member of g (leader first, at most
-// inputProbeMembers): its state, whether its name is a shell's, its
-// /proc syscall line (or "-" where it is not readable), its wchan, the
-// descriptors that are the terminal and those that are sockets, what the
-// descriptor its syscall's first argument names is, and for an epoll
-// wait whether its interest list holds the terminal or a socket.
+// alternate screen; the terminal's foreground group g (tpgid of p); and
+// for each member of g (leader first, at most inputProbeMembers): its
+// state, whether its name is a shell's, its /proc syscall line (or "-"
+// where it is not readable), its wchan, the descriptors that are the
+// terminal and those that are sockets, what the descriptor its syscall's
+// first argument names is, and for an epoll wait whether its interest
+// list holds the terminal or a socket; then the terminal's modes where a
+// member may read it.
 //
 // The line: "fleetmux-input 1 ARCH ALT ICANON ECHO P G" then per member
 // " @ PID STATE SHELL SYSCALL WCHAN TTYFDS SOCKFDS A0 EPTTY EPSOCK",
-// fields without spaces ("-" for empty, lists joined with ','); or
-// "fleetmux-input 1 none" where the pane has no process to look at or
-// the host has no /proc.
+// fields without spaces ("-" for empty, lists joined with ','); ICANON
+// and ECHO are 1 or 0, "-" where stty could not say and "x" where it was
+// not asked (no member may read the terminal); or "fleetmux-input 1
+// none" where the pane has no process to look at or the host has no
+// /proc.
 func inputProbeScript(pane, option string) string {
 	if !IsPaneID(pane) || !isOption(option) {
 		return `exit 1`
@@ -51,16 +72,18 @@ func inputProbeScript(pane, option string) string {
 		// The fields of a stat line after the name in parentheses (the
 		// last ')' ends the name whatever it holds): state, ppid, pgrp,
 		// session, tty_nr, tpgid.
-		`fields() { l=; read -r l < "$1" || return 1; z=; IFS=")"; for x in $l; do z="$x"; done; unset IFS; set -- $z; s="$1"; pg="$3"; tg="$6"; }; ` +
-		`set -f; fields "/proc/$p/stat" || put "fleetmux-input 1 none"; g="$tg"; ` +
+		`fields() { l=; read -r l < "$1" || return 1; z=; IFS=")"; for x in $l; do z="$x"; done; unset IFS; set -f; set -- $z; set +f; s="$1"; pg="$3"; tg="$6"; }; ` +
+		`fields "/proc/$p/stat" || put "fleetmux-input 1 none"; g="$tg"; ` +
 		`a=; [ -r /proc/sys/kernel/arch ] && read -r a < /proc/sys/kernel/arch; [ -n "$a" ] || a="$(uname -m)"; ` +
-		`ic=-; ec=-; for w in $(stty -a < "$t"); do case "$w" in icanon) ic=1;; -icanon) ic=0;; echo) ec=1;; -echo) ec=0;; esac; done; set +f; ` +
-		`r="fleetmux-input 1 ${a:--} #{alternate_on} $ic $ec $p $g"; ` +
-		// The group's members: its leader first, then what pgrep -g
-		// finds, or a scan of /proc where pgrep cannot say.
-		`m="$g"; if [ "$g" -gt 0 ]; then if x="$(pgrep -g "$g")"; then m="$g $x"; ` +
+		// The group's members: its leader first, then the processes of
+		// the pane's tree (breadth first from p, capped), or of all of
+		// /proc where the kernel has no children files; the member loop
+		// keeps those of group g.
+		`m="$g"; if [ "$g" -gt 0 ]; then if [ -r "/proc/$p/task/$p/children" ]; then qu="$p"; k=0; ` +
+		`while [ "$k" -lt ` + inputProbeTree + ` ]; do set -f; set -- $qu; set +f; [ "$#" -gt 0 ] || break; x="$1"; shift; qu="$*"; k=$((k+1)); m="$m $x"; ` +
+		`for f in /proc/$x/task/[0-9]*/children; do c=; read -r c < "$f" || :; qu="$qu $c"; done; done; ` +
 		`elif cd /proc; then for f in [0-9]*; do fields "$f/stat" && [ "$pg" = "$g" ] && m="$m $f"; done; fi; fi; ` +
-		`n=0; seen=" "; for q in $m; do case "$seen" in *" $q "*) continue;; esac; seen="$seen$q "; ` +
+		`n=0; st=0; mm=; seen=" "; for q in $m; do case "$seen" in *" $q "*) continue;; esac; seen="$seen$q "; ` +
 		`[ "$n" -lt ` + inputProbeMembers + ` ] || break; fields "/proc/$q/stat" && [ "$pg" = "$g" ] || continue; n=$((n+1)); ` +
 		`c=; read -r c < "/proc/$q/comm"; case "$c" in ` + shellNames + `) k=1;; *) k=0;; esac; ` +
 		`y=; read -r y < "/proc/$q/syscall"; set -f; set -- $y; set +f; a0="$2"; ys="${1:--}"; [ "$#" -gt 0 ] && shift; for x; do ys="$ys,$x"; done; ` +
@@ -71,7 +94,12 @@ func inputProbeScript(pane, option string) string {
 		`if [ "$v" -ef "$t" ] || [ "$v" -ef /dev/tty ]; then ak=tty; elif [ -S "$v" ]; then ak=sock; elif [ -p "$v" ]; then ak=pipe; else ak=other; j=0; ` +
 		`while read -r e x rest; do [ "$e" = "tfd:" ] || continue; j=$((j+1)); [ "$j" -le 64 ] || break; ` +
 		`if [ "$x" -ef "$t" ] || [ "$x" -ef /dev/tty ]; then et=1; elif [ -S "$x" ]; then es=1; fi; done < "/proc/$q/fdinfo/$v"; fi; fi;; esac; fi; ` +
-		`r="$r @ $q $s $k $ys ${w:--} ${tf:--} ${sf:--} $ak $et $es"; done; put "$r"`
+		// Whether this member may read the terminal: it sleeps, has
+		// the terminal open and does not sleep on something else.
+		`if [ "$s" = S ] && [ -n "$tf" ]; then case "$w" in ` + inputProbeQuiet + `) ;; *) st=1;; esac; fi; ` +
+		`mm="$mm @ $q $s $k $ys ${w:--} ${tf:--} ${sf:--} $ak $et $es"; done; ` +
+		`ic=x; ec=x; if [ "$st" = 1 ]; then ic=-; ec=-; set -f; for w in $(stty -a < "$t"); do case "$w" in icanon) ic=1;; -icanon) ic=0;; echo) ec=1;; -echo) ec=0;; esac; done; set +f; fi; ` +
+		`put "fleetmux-input 1 ${a:--} #{alternate_on} $ic $ec $p $g$mm"`
 }
 
 // InputProbe is the request that reads pane's foreground processes (see

@@ -88,7 +88,7 @@ func checkNeeds(t *testing.T) {
 // all, round after round, until each has said what it should twice in a
 // row, or a generous bound passes. It returns the last line and report
 // of each case.
-func runFixture(t *testing.T, srv *tmux.Server, cs []fixtureCase) (lines []string, got []Report) {
+func runFixture(t *testing.T, srv *tmux.Server, cs []fixtureCase, local bool) (lines []string, got []Report) {
 	t.Helper()
 	ctx := context.Background()
 	run := func(args ...string) string {
@@ -114,18 +114,15 @@ func runFixture(t *testing.T, srv *tmux.Server, cs []fixtureCase) (lines []strin
 			if streak[i] >= 2 {
 				continue
 			}
-			cmds, err := Cmds(pane)
+			req, err := NewRequest(pane, local)
 			if err != nil {
 				t.Fatal(err)
 			}
-			replies, err := srv.Batch(ctx, cmds...)
+			replies, err := srv.Batch(ctx, req.Cmds()...)
 			if err != nil {
 				t.Fatalf("%s: %v", cs[i].name, err)
 			}
-			if len(replies[1].Lines) > 0 {
-				lines[i] = replies[1].Lines[0]
-			}
-			got[i], _ = FromReplies(replies)
+			lines[i], got[i], _ = req.read(ctx, replies)
 			if got[i].State == cs[i].want {
 				streak[i]++
 			} else {
@@ -151,6 +148,9 @@ func reportFixture(t *testing.T, cs []fixtureCase, lines []string, got []Report)
 		if got[i].State != c.want {
 			t.Errorf("%s: probe said %s, want %s\nline: %s", c.name, got[i].State, c.want, lines[i])
 		}
+		if s, ok := parse(lines[i]); ok && s.String() != lines[i] {
+			t.Errorf("%s: line does not write back as itself:\n%s\n%s", c.name, lines[i], s.String())
+		}
 		// Where /proc/PID/syscall is not readable the answer is the same
 		// or unknown, never another one.
 		if fb := judge(lines[i], false); fb.State != c.want && fb.State != Unknown {
@@ -172,14 +172,22 @@ func localServerB(t testing.TB) *tmux.Server {
 }
 
 // TestFixtureLocal: every prompt, busy program and shell of the fixture,
-// on a local tmux server.
+// on a local tmux server, read in Go (the local probe) and by the script
+// (the remote probe, run here).
 func TestFixtureLocal(t *testing.T) {
 	checkNeeds(t)
 	e := sshtest.New(t)
 	h := e.StartHost("hostkey", sshtest.HostOptions{})
 	cs := fixture(h.Port)
-	lines, got := runFixture(t, localServer(t), cs)
-	reportFixture(t, cs, lines, got)
+	for _, mode := range []struct {
+		name  string
+		local bool
+	}{{"go", true}, {"script", false}} {
+		t.Run(mode.name, func(t *testing.T) {
+			lines, got := runFixture(t, localServer(t), cs, mode.local)
+			reportFixture(t, cs, lines, got)
+		})
+	}
 }
 
 // remoteServer is a tmux server on a real sshd of the test suite,
@@ -211,6 +219,6 @@ func TestFixtureRemote(t *testing.T) {
 	e := sshtest.New(t)
 	kh := e.StartHost("hostkey", sshtest.HostOptions{})
 	cs := fixture(kh.Port)
-	lines, got := runFixture(t, remoteServer(t, e), cs)
+	lines, got := runFixture(t, remoteServer(t, e), cs, false)
 	reportFixture(t, cs, lines, got)
 }

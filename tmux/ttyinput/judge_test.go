@@ -2,6 +2,8 @@ package ttyinput
 
 import (
 	"context"
+	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -33,6 +35,10 @@ func TestJudgeLines(t *testing.T) {
 		{"reader deep in the group", head + "0 1 1 5 5 @ 5 S 0 61,0xffffffff do_wait 0,1,2 - - 0 0 @ 6 S 1 0,0x0,0x1 wait_woken 0,1,2 - tty 0 0", Line, Line},
 		{"no readable wchan either", head + "0 1 1 5 5 @ 5 S 0 - 0 0,1,2 - - 0 0", Unknown, Unknown},
 		{"unknown arch", "fleetmux-input 1 sparc64 0 1 1 5 5 @ 5 S 0 3,0x0 wait_woken 0,1,2 - tty 0 0", Line, Line},
+		{"sleep, modes not asked", head + "0 x x 8024 8024 @ 8024 S 0 230,0x0,0x0 hrtimer_nanosleep 0,1,2 - tty 0 0", Busy, Busy},
+		{"pipe, modes not asked", head + "0 x x 8054 8054 @ 8054 S 1 61,0xffffffff do_wait 0,1,2 - - 0 0 @ 8085 S 0 0,0x0,0x7fcc anon_pipe_read 1,2 - pipe 0 0", Busy, Busy},
+		{"a tty read while modes not asked", head + "0 x x 5 5 @ 5 S 0 0,0x0,0x55 wait_woken 0,1,2 - tty 0 0", Unknown, Unknown},
+		{"a poll on the tty while modes not asked", head + "0 x x 5 5 @ 5 S 0 7,0x55,0x1 poll_schedule_timeout 0,1,2 - - 0 0", Unknown, Unknown},
 		{"no process", "fleetmux-input 1 none", Unknown, Unknown},
 		{"no foreground group", head + "0 1 1 5 -1", Unknown, Unknown},
 		{"terminal modes unknown", head + "0 - - 5 5 @ 5 S 0 0,0x0 wait_woken 0,1,2 - tty 0 0", Unknown, Unknown},
@@ -70,6 +76,12 @@ func TestWaiting(t *testing.T) {
 // locally (a read typed at the interactive prompt itself counts as the
 // shell, see interactive).
 func TestDetectionLatency(t *testing.T) {
+	for _, local := range []bool{true, false} {
+		t.Run(map[bool]string{true: "go", false: "script"}[local], func(t *testing.T) { detectionLatency(t, local) })
+	}
+}
+
+func detectionLatency(t *testing.T, local bool) {
 	srv := localServer(t)
 	ctx := context.Background()
 	out, err := srv.Cmd(ctx, "new-window", "-d", "-P", "-F", "#{pane_id}", "bash --norc --noprofile")
@@ -79,7 +91,7 @@ func TestDetectionLatency(t *testing.T) {
 	pane := out[0]
 	for round := 0; round < 5; round++ {
 		for {
-			r, err := Probe(ctx, srv, pane)
+			r, err := Probe(ctx, srv, pane, local)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -94,7 +106,7 @@ func TestDetectionLatency(t *testing.T) {
 		var probes []time.Duration
 		for n := 0; ; n++ {
 			p0 := time.Now()
-			r, err := Probe(ctx, srv, pane)
+			r, err := Probe(ctx, srv, pane, local)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -109,6 +121,48 @@ func TestDetectionLatency(t *testing.T) {
 		}
 		if _, err := srv.Cmd(ctx, "send-keys", "-t", pane, "y", "Enter"); err != nil {
 			t.Fatal(err)
+		}
+	}
+}
+
+// TestSampleLocalNotThisPane: the local probe says nothing of a pane
+// whose process is not on the pane's terminal (a pane of another host's
+// server read here by mistake, a process replaced), a dead pane or a
+// line of another pane.
+func TestSampleLocalNotThisPane(t *testing.T) {
+	ctx := context.Background()
+	self := strconv.Itoa(os.Getpid())
+	for _, line := range []string{
+		"%1 0 " + self + " /dev/null 0", // our process is not on /dev/null
+		"%1 0 1 /dev/pts/999999 0",      // no such terminal
+		"%1 1 " + self + " /dev/null 0", // dead
+		"%2 0 " + self + " /dev/null 0", // another pane
+		"%1 0 x /dev/null 0",
+		"%1 0",
+	} {
+		s, err := sampleLocal(ctx, "%1", line)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !s.none || judgeSample(s, true).State != Unknown || s.String() != "fleetmux-input 1 none" {
+			t.Errorf("%q: %+v", line, s)
+		}
+	}
+}
+
+// TestLineRoundTrip: a parsed line writes back as itself (the local probe
+// writes its sample as the script's line for logs and tests).
+func TestLineRoundTrip(t *testing.T) {
+	const head = "fleetmux-input 1 x86_64 "
+	for _, line := range []string{
+		head + "0 x x 8054 8054 @ 8054 S 1 61,0xffffffff do_wait 0,1,2 - - 0 0 @ 8085 S 0 0,0x0,0x7fcc anon_pipe_read 1,2 - pipe 0 0",
+		head + "1 0 1 7811 7811 @ 7811 S 0 281,0xd,0x7ffd,0x400 do_epoll_wait 0,1,17,19,2,20 3,4 other 1 1",
+		head + "0 - - 5 5 @ 5 R 0 running - 0,1,2 - - 0 0",
+		"fleetmux-input 1 - 0 1 1 5 -1",
+	} {
+		s, ok := parse(line)
+		if !ok || s.String() != line {
+			t.Errorf("%q: ok %v, wrote %q", line, ok, s.String())
 		}
 	}
 }

@@ -77,55 +77,109 @@ func (r Report) Waiting() *bool { return r.State.Waiting() }
 // could not run it, or it ran out of time).
 var ErrNoLine = errors.New("ttyinput: the probe printed nothing")
 
-// Probe reads pane (a pane id) on srv in one request and judges it. A
-// pane that is gone is the tmux error of the request.
-func Probe(ctx context.Context, srv *tmux.Server, pane string) (Report, error) {
-	cmds, err := Cmds(pane)
+// Probe reads pane (a pane id) on srv in one request and judges it;
+// local says that srv runs on this machine (see NewRequest). A pane that
+// is gone is the tmux error of the request.
+func Probe(ctx context.Context, srv *tmux.Server, pane string, local bool) (Report, error) {
+	req, err := NewRequest(pane, local)
 	if err != nil {
 		return Report{}, err
 	}
-	replies, err := srv.Batch(ctx, cmds...)
+	replies, err := srv.Batch(ctx, req.Cmds()...)
 	if err != nil {
 		return Report{}, fmt.Errorf("ttyinput: probe %s: %w", pane, err)
 	}
-	return FromReplies(replies)
+	return req.Read(ctx, replies)
 }
 
-// Cmds is the probe of pane, to place in a request of its own or at the
-// end of another one (FromReplies reads the last three replies).
-func Cmds(pane string) ([]tmux.Cmd, error) {
+// Request is one probe of one pane: commands to run in a tmux request of
+// their own or at the end of another one, and the reading of their
+// replies.
+//
+// On a remote host (local false) the commands run the script of
+// tmux.InputProbe there. On this machine (local true) they only print
+// the pane's process, terminal and screen, and Read looks at /proc and
+// the terminal itself: no program is started. local must be true only
+// for a server of this machine's tmux (the fleet's host "local"); Read
+// checks that the pane's process has the pane's terminal and says
+// Unknown where it does not.
+type Request struct {
+	pane   string
+	local  bool
+	option string
+}
+
+// NewRequest prepares a probe of pane.
+func NewRequest(pane string, local bool) (*Request, error) {
 	if !tmux.IsPaneID(pane) {
 		return nil, fmt.Errorf("ttyinput: %q is not a pane id", pane)
 	}
-	var tok [8]byte
-	if _, err := rand.Read(tok[:]); err != nil {
-		return nil, fmt.Errorf("ttyinput: option name: %w", err)
+	r := &Request{pane: pane, local: local}
+	if !local {
+		var tok [8]byte
+		if _, err := rand.Read(tok[:]); err != nil {
+			return nil, fmt.Errorf("ttyinput: option name: %w", err)
+		}
+		r.option = "@fleetmux_input_" + hex.EncodeToString(tok[:])
 	}
-	return tmux.InputProbe(pane, "@fleetmux_input_"+hex.EncodeToString(tok[:])), nil
+	return r, nil
 }
 
-// FromReplies judges the replies of a request that ends with Cmds.
-func FromReplies(replies []tmux.Reply) (Report, error) {
-	if len(replies) < 3 {
-		return Report{}, fmt.Errorf("ttyinput: %d replies, want the probe's 3", len(replies))
+// localFormat is what a local probe asks of tmux.
+const localFormat = "#{pane_id} #{pane_dead} #{pane_pid} #{pane_tty} #{alternate_on}"
+
+// Cmds are the commands of the probe, to place last in a request.
+func (r *Request) Cmds() []tmux.Cmd {
+	if r.local {
+		return []tmux.Cmd{tmux.DisplayMessage(r.pane, localFormat)}
 	}
-	probe := replies[len(replies)-3:]
-	for _, r := range probe {
-		if r.Err != nil {
-			return Report{}, fmt.Errorf("ttyinput: probe: %w", r.Err)
+	return tmux.InputProbe(r.pane, r.option)
+}
+
+// Read judges the replies of a request that ends with r.Cmds().
+func (r *Request) Read(ctx context.Context, replies []tmux.Reply) (Report, error) {
+	_, rep, err := r.read(ctx, replies)
+	return rep, err
+}
+
+// read is Read that also returns the probe line (the script's, or the
+// local sample written the same way).
+func (r *Request) read(ctx context.Context, replies []tmux.Reply) (string, Report, error) {
+	n := len(r.Cmds())
+	if len(replies) < n {
+		return "", Report{}, fmt.Errorf("ttyinput: %d replies, want the probe's %d", len(replies), n)
+	}
+	probe := replies[len(replies)-n:]
+	for _, p := range probe {
+		if p.Err != nil {
+			return "", Report{}, fmt.Errorf("ttyinput: probe: %w", p.Err)
 		}
 	}
-	if len(probe[1].Lines) == 0 || probe[1].Lines[0] == "" {
-		return Report{State: Unknown}, ErrNoLine
+	var out []string
+	if r.local {
+		out = probe[0].Lines
+	} else {
+		out = probe[1].Lines
 	}
-	return Judge(probe[1].Lines[0]), nil
+	if len(out) == 0 || out[0] == "" {
+		return "", Report{State: Unknown}, ErrNoLine
+	}
+	if !r.local {
+		return out[0], Judge(out[0]), nil
+	}
+	s, err := sampleLocal(ctx, r.pane, out[0])
+	if err != nil {
+		return "", Report{State: Unknown}, err
+	}
+	return s.String(), judgeSample(s, true), nil
 }
 
 // sample is a parsed probe line.
 type sample struct {
+	none      bool // the pane has no process to look at
 	arch      string
 	alternate bool
-	canon     int // 1 canonical, 0 not, -1 unknown
+	canon     int // 1 canonical, 0 not, -1 unknown, -2 not asked (no member may read)
 	echo      int
 	panePID   int
 	group     int
@@ -190,9 +244,15 @@ func flag(s string) int {
 		return 1
 	case "0":
 		return 0
+	case "x":
+		return notAsked
 	}
 	return -1
 }
+
+// notAsked is the terminal mode the probe did not ask for, since no
+// member of the group may read the terminal.
+const notAsked = -2
 
 func ints(s string) []int {
 	if s == "-" {
@@ -214,7 +274,15 @@ func Judge(line string) Report { return judge(line, true) }
 // /proc/PID/syscall cannot be read.
 func judge(line string, useSyscall bool) Report {
 	s, ok := parse(line)
-	if !ok || s.group <= 0 || s.canon < 0 || len(s.procs) == 0 {
+	if !ok {
+		return Report{State: Unknown}
+	}
+	return judgeSample(s, useSyscall)
+}
+
+// judgeSample decides from a sample, read by the script or locally.
+func judgeSample(s sample, useSyscall bool) Report {
+	if s.group <= 0 || s.canon == -1 || len(s.procs) == 0 {
 		return Report{State: Unknown}
 	}
 	unknown := false
@@ -224,6 +292,11 @@ func judge(line string, useSyscall bool) Report {
 		}
 		switch v := s.verdict(p); v {
 		case reads:
+			if s.canon < 0 {
+				// The probe judged that no member reads the terminal
+				// and did not ask its modes: it was wrong.
+				return Report{State: Unknown}
+			}
 			return Report{State: s.kind(p), PID: p.pid}
 		case unsure:
 			unknown = true
@@ -335,6 +408,8 @@ func (s sample) verdict(p proc) verdict {
 // whether its other end waits cannot be told from here.
 func (s sample) waitSet(tty, sock bool) verdict {
 	switch {
+	case tty && s.canon < 0:
+		return unsure
 	case !tty || s.canon == 1:
 		return busy
 	case sock:
