@@ -74,7 +74,9 @@ func TestServerTierEveryWay(t *testing.T) {
 		}
 		return out
 	}
-	op := func(tool string, args map[string]any) map[string]any { return map[string]any{"tool": tool, "arguments": args} }
+	op := func(tool string, args map[string]any) map[string]any {
+		return map[string]any{"tool": tool, "arguments": args}
+	}
 	cases := []struct {
 		way, tool string
 		args      map[string]any
