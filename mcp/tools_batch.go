@@ -100,7 +100,7 @@ func (c *Call) batchOne(ctx context.Context, index int, name string, args map[st
 		// The refused operation has its own audit record (parent: the
 		// batch), as the same refusal made directly has.
 		host := c.s.auditHost(opArgs)
-		if _, own := opArgs["host"]; !own {
+		if _, known := c.s.byName[name]; !known && opArgs["host"] == nil {
 			host = c.Host // an unknown tool: it would have run on the batch's host
 		}
 		c.s.audit(ctx, c.req, name, host, opArgs, c.tool.spec.Name, start, err)

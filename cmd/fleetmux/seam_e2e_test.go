@@ -751,8 +751,8 @@ func (tr *seamTransport) runCell(t *testing.T, tool string, row seamRow, w seamW
 			outcome[srv] = "error: " + e
 		}
 		auditHost := srv
-		if row.noHost {
-			auditHost = "local"
+		if row.noHost && !row.hostFilter {
+			auditHost = "local" // list_jobs's host is its filter: the batch's host
 		}
 		tr.expectAudit(tool, auditHost, w.batch, seamAuditOutcome(exp, srv))
 		if seamBatchTool(tool) && outcome[srv] == "ok" {
