@@ -95,7 +95,7 @@ func TestSessionPanesMatchesListPanes(t *testing.T) {
 		{"link-window", "-s", "s:1", "-t", "b:5"},
 		{"link-window", "-s", "s:0", "-t", "s:7"},
 	} {
-		if _, err := srv.Cmd(ctx, c...); err != nil {
+		if _, err := srv.Do(ctx, cmd(c...)); err != nil {
 			t.Fatalf("%v: %v", c, err)
 		}
 	}
@@ -136,7 +136,7 @@ func TestSessionPanesMatchesListPanes(t *testing.T) {
 func TestPaneActGuards(t *testing.T) {
 	srv := testServer(t, "paneact")
 	ctx := context.Background()
-	ids, err := srv.Cmd(ctx, "list-panes", "-a", "-F", "#{pane_id}")
+	ids, err := srv.Do(ctx, cmd("list-panes", "-a", "-F", "#{pane_id}"))
 	if err != nil || len(ids) != 1 {
 		t.Fatalf("panes %q %v", ids, err)
 	}
@@ -160,13 +160,13 @@ func TestPaneActGuards(t *testing.T) {
 		t.Fatalf("missing pane: %v", err)
 	}
 	// Link the window into a second session: the pane is listed twice.
-	if _, err := srv.Cmd(ctx, "set-option", "-p", "-t", pane, "-u", "@acted"); err != nil {
+	if _, err := srv.Do(ctx, cmd("set-option", "-p", "-t", pane, "-u", "@acted")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := srv.Cmd(ctx, "new-session", "-d", "-s", "other"); err != nil {
+	if _, err := srv.Do(ctx, cmd("new-session", "-d", "-s", "other")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := srv.Cmd(ctx, "link-window", "-s", "s:0", "-t", "other:5"); err != nil {
+	if _, err := srv.Do(ctx, cmd("link-window", "-s", "s:0", "-t", "other:5")); err != nil {
 		t.Fatal(err)
 	}
 	_, _, err = PaneAct(ctx, srv, PaneTarget{PaneID: &pane}, mark)
@@ -185,19 +185,19 @@ func TestPaneActGuards(t *testing.T) {
 func TestNewWindowIn(t *testing.T) {
 	srv := testServer(t, "newwin")
 	ctx := context.Background()
-	if _, err := srv.Cmd(ctx, "new-session", "-d", "-s", "odd name#1"); err != nil {
+	if _, err := srv.Do(ctx, cmd("new-session", "-d", "-s", "odd name#1")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := srv.Cmd(ctx, "new-session", "-d", "-s", "ss"); err != nil { // a prefix match for "s" must not be taken
+	if _, err := srv.Do(ctx, cmd("new-session", "-d", "-s", "ss")); err != nil { // a prefix match for "s" must not be taken
 		t.Fatal(err)
 	}
-	sid, err := srv.Cmd(ctx, "display-message", "-p", "-t", "=s:", "#{session_id}")
+	sid, err := srv.Do(ctx, cmd("display-message", "-p", "-t", "=s:", "#{session_id}"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	str := func(s string) *string { return &s }
 	count := func() int {
-		ids, err := srv.Cmd(ctx, "list-windows", "-a", "-F", "#{window_id}")
+		ids, err := srv.Do(ctx, cmd("list-windows", "-a", "-F", "#{window_id}"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -254,7 +254,7 @@ func TestPaneCapturesAgreesWithListing(t *testing.T) {
 		{"new-session", "-d", "-s", "t2", "printf 'needle-3\\n'; exec sleep 60"},
 		{"link-window", "-s", "s:1", "-t", "t2:7"},
 	} {
-		if _, err := srv.Cmd(ctx, args...); err != nil {
+		if _, err := srv.Do(ctx, cmd(args...)); err != nil {
 			t.Fatal(args, err)
 		}
 	}

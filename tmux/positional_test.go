@@ -52,11 +52,7 @@ func TestPositionalArgv(t *testing.T) {
 func TestPositionalRealTmux(t *testing.T) {
 	label := nativeTestServer(t)
 	for _, native := range []bool{false, true} {
-		var r transport.Runner = transport.NewLocal()
-		if native {
-			r = NewNative(r)
-		}
-		s := &Server{Runner: r, SocketName: label}
+		s := &Server{Executor: NewExecutor(transport.NewLocal(), native), SocketName: label}
 		ctx := context.Background()
 		read := func(args ...string) string {
 			t.Helper()
