@@ -11,7 +11,7 @@ type localBackend struct{ r transport.Runner }
 
 // LocalBackend is the local-mode backend: one host, this machine (its
 // tmux commands go through tmux's own client protocol when they can:
-// tmux.NewExecutor decides for a local host).
+// tmux.NewExecutor decides for a transport.Local).
 func LocalBackend() Backend { return &localBackend{r: transport.NewLocal()} }
 
 func (b *localBackend) Runner(ctx context.Context, host string) (transport.Runner, error) {

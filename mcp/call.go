@@ -131,14 +131,15 @@ func (c *Call) TmuxFor(ctx context.Context, socketName string) (*tmux.Server, er
 	return srv, nil
 }
 
-// executor is how tmux commands reach host: the host's runner, and on
-// this machine the native client (tmux.NewExecutor decides).
+// executor is how tmux commands reach host: through the host's runner,
+// or the native client where that runner is the local binary
+// (tmux.NewExecutor decides).
 func (s *Server) executor(ctx context.Context, host string) (tmux.Executor, error) {
 	r, err := s.opts.Backend.Runner(ctx, host)
 	if err != nil {
 		return nil, &HostError{Host: host, Err: err}
 	}
-	return tmux.NewExecutor(r, s.opts.Backend.Local(host)), nil
+	return tmux.NewExecutor(r), nil
 }
 
 // Progress sends a progress notification when the client asked for them.

@@ -18,7 +18,7 @@ func TestEscapeArgRoundTrip(t *testing.T) {
 		t.Fatalf("%v %s", err, out)
 	}
 	defer tmuxtest.Command("-L", sock, "kill-server").Run()
-	srv := &Server{Executor: NewExecutor(transport.NewLocal(), false), SocketName: sock, Bin: os.Getenv(tmuxtest.EnvBin)}
+	srv := &Server{Executor: execExecutor{r: transport.NewLocal()}, SocketName: sock, Bin: os.Getenv(tmuxtest.EnvBin)}
 	ctx := context.Background()
 	id := "$0"
 	for _, name := range []string{"a;", "c;;", "d"} {

@@ -47,14 +47,17 @@ type Executor interface {
 }
 
 // NewExecutor is where native-or-exec is decided, once per host: requests
-// to tmux servers reached through r run as the tmux binary's argv (exec);
-// on this machine (local) the native client (package imsg) runs those
-// its protocol table covers and r the rest. NativeStatus says which path
-// a binary's requests take locally, and why. Executors of the same runner
-// compare equal.
-func NewExecutor(r transport.Runner, local bool) Executor {
-	if local {
-		return nativeExecutor{client: nativeClient, next: r}
+// to tmux servers reached through r run as the tmux binary's argv
+// (exec), except when r is transport.Local, the binary on this machine:
+// there the native client (package imsg), which reproduces what that
+// binary's client does, runs the requests its protocol table covers, and
+// r the rest. Any other runner (SSH, or one that wraps Local to watch or
+// change the commands) gets every request as argv. NativeStatus says which
+// path a binary's requests take locally, and why. Executors of the same
+// runner compare equal.
+func NewExecutor(r transport.Runner) Executor {
+	if l, ok := r.(*transport.Local); ok {
+		return nativeExecutor{client: nativeClient, next: l}
 	}
 	return execExecutor{r: r}
 }

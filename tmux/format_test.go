@@ -106,7 +106,7 @@ func testServer(t *testing.T, tag string) *Server {
 		t.Fatalf("%v %s", err, out)
 	}
 	t.Cleanup(func() { tmuxtest.Command("-L", sock, "kill-server").Run() })
-	return &Server{Executor: NewExecutor(transport.NewLocal(), false), SocketName: sock, Bin: os.Getenv(tmuxtest.EnvBin)}
+	return &Server{Executor: execExecutor{r: transport.NewLocal()}, SocketName: sock, Bin: os.Getenv(tmuxtest.EnvBin)}
 }
 
 // TestEscapeLiteralRoundTrip: every argument tmux expands as a format
@@ -307,5 +307,5 @@ func testServerF(f *testing.F, tag string) *Server {
 		f.Fatalf("%v %s", err, out)
 	}
 	f.Cleanup(func() { tmuxtest.Command("-L", sock, "kill-server").Run() })
-	return &Server{Executor: NewExecutor(transport.NewLocal(), false), SocketName: sock, Bin: os.Getenv(tmuxtest.EnvBin)}
+	return &Server{Executor: execExecutor{r: transport.NewLocal()}, SocketName: sock, Bin: os.Getenv(tmuxtest.EnvBin)}
 }

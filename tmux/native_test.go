@@ -146,7 +146,7 @@ func TestNativeMatchesExec(t *testing.T) {
 
 func testNativeMatchesExec(t *testing.T, bin string) {
 	label := nativeTestServerBin(t, bin)
-	s := &Server{Executor: NewExecutor(transport.NewLocal(), false), SocketName: label, Bin: bin}
+	s := &Server{Executor: execExecutor{r: transport.NewLocal()}, SocketName: label, Bin: bin}
 	execTmux(t, s, "new-window", "-d", "-t", "main:", "-n", "wé")
 	execTmux(t, s, "new-session", "-d", "-s", "other", "-x", "80", "-y", "20")
 	execTmux(t, s, "new-window", "-d", "-t", "main:", "-n", "input")
@@ -490,7 +490,7 @@ func TestNativeRefusesOwnFiles(t *testing.T) {
 
 func benchListSessions(b *testing.B, local bool) {
 	label := nativeTestServer(b)
-	s := &Server{Executor: NewExecutor(transport.NewLocal(), local), SocketName: label}
+	s := &Server{Executor: localExecutor(local), SocketName: label}
 	if _, err := s.Exec(context.Background(), ListSessionsPlain()); err != nil {
 		b.Fatal(err)
 	}

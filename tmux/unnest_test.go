@@ -47,7 +47,7 @@ func TestUnnestedKeepsServer(t *testing.T) {
 			tm("set-option", "-g", "default-command", "cat")
 			tm("respawn-pane", "-k", "-t", parts[1], "cat")
 			t.Setenv("TMUX", parts[0])
-			srv := &Server{Executor: NewExecutor(transport.NewLocal(), true)}
+			srv := &Server{Executor: NewExecutor(transport.NewLocal())}
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
 

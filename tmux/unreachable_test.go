@@ -142,8 +142,8 @@ func TestUnreachableSockets(t *testing.T) {
 		name string
 		new  func() Executor
 	}{
-		{"native", func() Executor { return NewExecutor(transport.NewLocal(), true) }},
-		{"exec", func() Executor { return NewExecutor(transport.NewLocal(), false) }},
+		{"native", func() Executor { return NewExecutor(transport.NewLocal()) }},
+		{"exec", func() Executor { return execExecutor{r: transport.NewLocal()} }},
 	}
 	for i, tc := range cases {
 		for _, r := range runners {
@@ -186,7 +186,7 @@ func TestUnreachableLabelNamesPath(t *testing.T) {
 		t.Fatalf("start tmux: %q %v", out, err)
 	}
 	stoppedTmux(t, path) // a second session's server is the same one: stop it
-	srv := &Server{Executor: NewExecutor(transport.NewLocal(), true), SocketName: label}
+	srv := &Server{Executor: NewExecutor(transport.NewLocal()), SocketName: label}
 	_, took, err := listWithin(t, srv)
 	t.Logf("answered in %.1fs: %v", took.Seconds(), err)
 	want := "tmux server on socket " + path + " did not answer within"
@@ -252,7 +252,7 @@ func TestHelperListAs(t *testing.T) {
 	if path == "" {
 		t.Skip("helper for TestUnreachablePermissionDenied")
 	}
-	ex := NewExecutor(transport.NewLocal(), os.Getenv("FLEETMUX_TEST_LIST_MODE") == "native")
+	ex := localExecutor(os.Getenv("FLEETMUX_TEST_LIST_MODE") == "native")
 	rows, _, err := listWithin(t, &Server{Executor: ex, SocketPath: path})
 	if err != nil {
 		fmt.Printf("LISTING-ERROR: %v\n", err)
