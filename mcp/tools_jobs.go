@@ -106,7 +106,7 @@ func typeJob(ctx context.Context, c *Call, idleFlag string, payload func(paneID 
 		guarded = len(cmds)
 		return append(cmds, tmux.DisplayMessage(p, jobStateFormat), tmux.SendKeysRaw(p, true, payload(p)), tmux.SendEnter(p))
 	}
-	row, replies, err := c.srv.PaneAct(ctx, c.paneTarget(), act)
+	row, replies, err := tmux.PaneAct(ctx, c.srv, c.paneTarget(), act)
 	if err != nil {
 		return "", jobStart{}, err
 	}
@@ -377,11 +377,11 @@ func (s *Server) jobTmux(ctx context.Context, t *tool, j Job) (*tmux.Server, err
 	if err := s.hostGate(t, j.Host); err != nil {
 		return nil, err
 	}
-	r, err := s.opts.Backend.Runner(ctx, j.Host)
+	ex, err := s.executor(ctx, j.Host)
 	if err != nil {
-		return nil, &HostError{Host: j.Host, Err: err}
+		return nil, err
 	}
-	return &tmux.Server{Runner: r, SocketName: j.SocketName, SocketPath: j.SocketPath, Bin: j.TmuxBin}, nil
+	return &tmux.Server{Executor: ex, SocketName: j.SocketName, SocketPath: j.SocketPath, Bin: j.TmuxBin}, nil
 }
 
 // lookJob asks the job's host, in one request, for the status option, the
