@@ -6,9 +6,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/fleetmux/fleetmux/tmux"
-	"github.com/fleetmux/fleetmux/transport"
 )
 
 // BenchmarkProbe reports one probe's wall time and the CPU it costs on
@@ -31,10 +28,10 @@ func BenchmarkProbe(b *testing.B) {
 }
 
 func benchProbe(b *testing.B, cmd string, local bool) {
+	// localServerB's executor is the one fleetmux uses locally: tmux's
+	// protocol spoken here, no tmux client started per request (where
+	// the binary allows).
 	srv := localServerB(b)
-	// The runner fleetmux uses locally: tmux's protocol spoken here, no
-	// tmux client started per request (where the binary allows).
-	srv.Runner = tmux.NewNative(transport.NewLocal())
 	ctx := context.Background()
 	out, err := srv.Cmd(ctx, "new-window", "-d", "-P", "-F", "#{pane_id}", cmd)
 	if err != nil {
@@ -46,14 +43,14 @@ func benchProbe(b *testing.B, cmd string, local bool) {
 	}
 	// Let the pane settle into its read.
 	for i := 0; i < 100; i++ {
-		if r, _ := Probe(ctx, srv, out[0], local); r.State == Line || r.State == Busy {
+		if r, _ := Probe(ctx, srv.Server, out[0], local); r.State == Line || r.State == Busy {
 			break
 		}
 	}
 	before, self := cpuTicks(b, pid[0]), cpuTicks(b, "self")
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		r, err := Probe(ctx, srv, out[0], local)
+		r, err := Probe(ctx, srv.Server, out[0], local)
 		if err != nil || (r.State != Busy && r.State != Line) {
 			b.Fatalf("%v %v", r, err)
 		}

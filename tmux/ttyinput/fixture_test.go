@@ -88,7 +88,7 @@ func checkNeeds(t *testing.T) {
 // all, round after round, until each has said what it should twice in a
 // row, or a generous bound passes. It returns the last line and report
 // of each case.
-func runFixture(t *testing.T, srv *tmux.Server, cs []fixtureCase, local bool) (lines []string, got []Report) {
+func runFixture(t *testing.T, srv *testServer, cs []fixtureCase, local bool) (lines []string, got []Report) {
 	t.Helper()
 	ctx := context.Background()
 	run := func(args ...string) string {
@@ -159,16 +159,36 @@ func reportFixture(t *testing.T, cs []fixtureCase, lines []string, got []Report)
 	}
 }
 
-func localServer(t *testing.T) *tmux.Server { return localServerB(t) }
+// testServer is a tmux server of the tests with the runner that reaches
+// it, for the commands that set panes up (plain argv).
+type testServer struct {
+	*tmux.Server
+	r transport.Runner
+}
 
-func localServerB(t testing.TB) *tmux.Server {
+// Cmd runs one tmux command given as its arguments; stderr is an error.
+func (s *testServer) Cmd(ctx context.Context, args ...string) ([]string, error) {
+	res, err := s.r.Run(ctx, s.Argv(args...), nil)
+	if err != nil {
+		return nil, err
+	}
+	if res.ExitCode != 0 || len(res.Stderr) > 0 {
+		return nil, fmt.Errorf("%v: exit %d: %s", args, res.ExitCode, res.Stderr)
+	}
+	return tmux.SplitLines(res.Stdout), nil
+}
+
+func localServer(t *testing.T) *testServer { return localServerB(t) }
+
+func localServerB(t testing.TB) *testServer {
 	t.Helper()
 	sock := fmt.Sprintf("fleetmux-test-ttyinput-%d-%d", os.Getpid(), time.Now().UnixNano()%1e6)
 	if out, err := tmuxtest.Command("-L", sock, "-f", "/dev/null", "new-session", "-d", "-s", "s", "-x", "100", "-y", "30", "bash --norc --noprofile").CombinedOutput(); err != nil {
 		t.Fatalf("%v %s", err, out)
 	}
 	t.Cleanup(func() { _ = tmuxtest.Command("-L", sock, "kill-server").Run() })
-	return &tmux.Server{Runner: transport.NewLocal(), SocketName: sock, Bin: os.Getenv(tmuxtest.EnvBin)}
+	r := transport.NewLocal()
+	return &testServer{&tmux.Server{Executor: tmux.NewExecutor(r), SocketName: sock, Bin: os.Getenv(tmuxtest.EnvBin)}, r}
 }
 
 // TestFixtureLocal: every prompt, busy program and shell of the fixture,
@@ -192,7 +212,7 @@ func TestFixtureLocal(t *testing.T) {
 
 // remoteServer is a tmux server on a real sshd of the test suite,
 // reached through the SSH transport.
-func remoteServer(t *testing.T, e *sshtest.Env) *tmux.Server {
+func remoteServer(t *testing.T, e *sshtest.Env) *testServer {
 	t.Helper()
 	h := e.StartHost("ttyinput", sshtest.HostOptions{})
 	kh := filepath.Join(h.Dir, "known_hosts")
@@ -203,7 +223,7 @@ func remoteServer(t *testing.T, e *sshtest.Env) *tmux.Server {
 		UserKnownHostsFiles: []string{kh}, StrictHostKeyChecking: "yes", ConnectTimeout: 10 * time.Second,
 	}, transport.SSHOptions{})
 	t.Cleanup(func() { _ = r.Close() })
-	srv := &tmux.Server{Runner: r, SocketName: fmt.Sprintf("fleetmux-test-ttyinput-remote-%d", os.Getpid()), Bin: os.Getenv(tmuxtest.EnvBin)}
+	srv := &testServer{&tmux.Server{Executor: tmux.NewExecutor(r), SocketName: fmt.Sprintf("fleetmux-test-ttyinput-remote-%d", os.Getpid()), Bin: os.Getenv(tmuxtest.EnvBin)}, r}
 	ctx := context.Background()
 	if _, err := srv.Cmd(ctx, "-f", "/dev/null", "new-session", "-d", "-s", "s", "-x", "100", "-y", "30", "bash --norc --noprofile"); err != nil {
 		t.Fatalf("remote new-session: %v", err)

@@ -91,7 +91,7 @@ func detectionLatency(t *testing.T, local bool) {
 	pane := out[0]
 	for round := 0; round < 5; round++ {
 		for {
-			r, err := Probe(ctx, srv, pane, local)
+			r, err := Probe(ctx, srv.Server, pane, local)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -106,7 +106,7 @@ func detectionLatency(t *testing.T, local bool) {
 		var probes []time.Duration
 		for n := 0; ; n++ {
 			p0 := time.Now()
-			r, err := Probe(ctx, srv, pane, local)
+			r, err := Probe(ctx, srv.Server, pane, local)
 			if err != nil {
 				t.Fatal(err)
 			}
