@@ -16,6 +16,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/fleetmux/fleetmux/cmd/internal/cli"
 	"github.com/fleetmux/fleetmux/mcp"
 	"github.com/fleetmux/fleetmux/tmux"
 	"github.com/fleetmux/fleetmux/transport"
@@ -110,10 +111,10 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		}
 	}()
 	if *hosts != "" {
-		sel, inv, err := loadInventory(*hosts, *sshConfig)
+		sel, inv, err := cli.LoadInventory(*hosts, *sshConfig)
 		if err != nil {
 			fmt.Fprintf(stderr, "fleetmux bench: %v\n", err)
-			return exitStatus(err)
+			return cli.ExitStatus(err)
 		}
 		selected := inv.Select(sel)
 		if len(selected) == 0 {

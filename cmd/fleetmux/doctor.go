@@ -19,6 +19,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/fleetmux/fleetmux/cmd/internal/cli"
 	"github.com/fleetmux/fleetmux/fleet"
 	"github.com/fleetmux/fleetmux/store"
 	"github.com/fleetmux/fleetmux/tmux"
@@ -158,13 +159,13 @@ func runDoctor(args []string, stdout, stderr io.Writer) int {
 		}{checks, failures == 0, warnings, failures})
 	} else {
 		for _, c := range checks {
-			line := fmt.Sprintf("%-4s  %s: %s", c.Status, c.Check, oneLine(c.Detail))
+			line := fmt.Sprintf("%-4s  %s: %s", c.Status, c.Check, cli.OneLine(c.Detail))
 			if c.Fix != "" {
-				line += " -> fix: " + oneLine(c.Fix)
+				line += " -> fix: " + cli.OneLine(c.Fix)
 			}
 			fmt.Fprintln(stdout, line)
 		}
-		fmt.Fprintf(stdout, "\n%s: %d failed, %s.\n", countOf(len(checks), "check", "checks"), failures, countOf(warnings, "warning", "warnings"))
+		fmt.Fprintf(stdout, "\n%s: %d failed, %s.\n", cli.CountOf(len(checks), "check", "checks"), failures, cli.CountOf(warnings, "warning", "warnings"))
 	}
 	if failures > 0 {
 		return 1
@@ -273,7 +274,7 @@ func checkTmux(ctx context.Context, env doctorEnv) []doctorCheck {
 		srv.Detail = where + ": no server running (" + errLine + "); create_session starts one"
 	} else {
 		n := len(strings.Fields(out))
-		srv.Detail = where + ": " + countOf(n, "session", "sessions")
+		srv.Detail = where + ": " + cli.CountOf(n, "session", "sessions")
 	}
 	return append(checks, srv)
 }
@@ -312,7 +313,7 @@ func checkStateFile(ctx context.Context, flagPath string) doctorCheck {
 	case err == nil:
 		c.Status = statusOK
 		if seq, err := st.LastSeq(ctx); err == nil {
-			detail += ", " + countOf(int(seq), "audit record", "audit records") + " written"
+			detail += ", " + cli.CountOf(int(seq), "audit record", "audit records") + " written"
 		}
 	case errors.Is(err, store.ErrLocked):
 		c.Status, detail = statusWarn, fmt.Sprintf("%s: locked by another process for over %s", detail, doctorLockTimeout)
@@ -399,15 +400,15 @@ func checkSSHAndHosts(ctx context.Context, patterns, sshConfig string) []doctorC
 		c.Fix = "fix the ssh_config error ssh -G reports (ssh -G HOST shows it)"
 		return []doctorCheck{c}
 	}
-	sel, inv, err := loadInventory(patterns, sshConfig)
+	sel, inv, err := cli.LoadInventory(patterns, sshConfig)
 	if err != nil {
 		c.Status, c.Detail = statusFail, fmt.Sprintf("%s (%s): %v", path, version, err)
 		c.Fix = "fix the ssh_config named above, or pass --ssh-config FILE"
 		return []doctorCheck{c}
 	}
 	c.Status = statusOK
-	files := sshConfigsLookedAt(inv)
-	c.Detail = fmt.Sprintf("%s (%s), ssh -G works; %s in %s", path, version, countOf(len(inv.Aliases()), "Host alias", "Host aliases"), files)
+	files := cli.SSHConfigsLookedAt(inv)
+	c.Detail = fmt.Sprintf("%s (%s), ssh -G works; %s in %s", path, version, cli.CountOf(len(inv.Aliases()), "Host alias", "Host aliases"), files)
 	if w := inv.Warnings(); len(w) > 0 {
 		c.Status = statusWarn
 		c.Detail += "; " + strings.Join(w, "; ")
@@ -424,7 +425,7 @@ func checkSSHAndHosts(ctx context.Context, patterns, sshConfig string) []doctorC
 			Fix:    "list the aliases with fleetmux hosts, and fix --hosts (FLEETMUX_HOSTS) or add Host entries"})
 	}
 	rows := make([]doctorCheck, len(selected))
-	forEachLimited(len(selected), 8, func(i int) {
+	cli.ForEachLimited(len(selected), 8, func(i int) {
 		rows[i] = checkHost(ctx, inv, selected[i])
 	})
 	return append(checks, rows...)
@@ -490,7 +491,7 @@ func checkHost(ctx context.Context, inv *fleet.Inventory, alias string) doctorCh
 	conn.Close()
 	parts = append(parts, "resolved "+target)
 	if len(cfg.Jumps) > 0 {
-		parts = append(parts, "via "+countOf(len(cfg.Jumps), "ProxyJump hop", "ProxyJump hops"))
+		parts = append(parts, "via "+cli.CountOf(len(cfg.Jumps), "ProxyJump hop", "ProxyJump hops"))
 	}
 	parts = append(parts, "tcp ok")
 

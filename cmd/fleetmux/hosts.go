@@ -16,6 +16,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/fleetmux/fleetmux/cmd/internal/cli"
 	"github.com/fleetmux/fleetmux/fleet"
 )
 
@@ -90,10 +91,10 @@ func runHosts(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "fleetmux hosts: unexpected argument %q (see fleetmux hosts --help)\n", fs.Arg(0))
 		return 2
 	}
-	sel, inv, err := loadInventory(*patterns, *sshConfig)
+	sel, inv, err := cli.LoadInventory(*patterns, *sshConfig)
 	if err != nil {
 		fmt.Fprintf(stderr, "fleetmux hosts: %v\n", err)
-		return exitStatus(err)
+		return cli.ExitStatus(err)
 	}
 	for _, w := range inv.Warnings() {
 		fmt.Fprintf(stderr, "fleetmux hosts: warning: %s\n", w)
@@ -105,7 +106,7 @@ func runHosts(args []string, stdout, stderr io.Writer) int {
 	aliases := inv.Aliases()
 	rows := make([]*hostsRow, len(aliases))
 	status := 0
-	forEachLimited(len(aliases), 8, func(i int) {
+	cli.ForEachLimited(len(aliases), 8, func(i int) {
 		a := aliases[i]
 		row := &hostsRow{Alias: a, Selected: sel.Match(a)}
 		rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
@@ -147,7 +148,7 @@ func runHosts(args []string, stdout, stderr io.Writer) int {
 func runHostChecks(ctx context.Context, inv *fleet.Inventory, rows []*hostsRow, all bool) bool {
 	var mu sync.Mutex
 	failed := false
-	forEachLimited(len(rows), 8, func(i int) {
+	cli.ForEachLimited(len(rows), 8, func(i int) {
 		row := rows[i]
 		if !row.Selected && !all {
 			return
@@ -194,7 +195,7 @@ func runHostChecks(ctx context.Context, inv *fleet.Inventory, rows []*hostsRow, 
 func printHostsTable(w io.Writer, inv *fleet.Inventory, rows []*hostsRow, sel fleet.Selection, checked bool) {
 	if len(rows) == 0 {
 		if len(inv.Files()) > 0 {
-			fmt.Fprintf(w, "No Host aliases found in %s.\n", sshConfigsLookedAt(inv))
+			fmt.Fprintf(w, "No Host aliases found in %s.\n", cli.SSHConfigsLookedAt(inv))
 		} else {
 			fmt.Fprintf(w, "No ssh_config found: neither %s nor %s exists; add Host entries to %s or pass --ssh-config FILE.\n", inv.UserConfigPath(), fleet.DefaultSystemConfig, inv.UserConfigPath())
 		}
@@ -248,12 +249,12 @@ func printHostsTable(w io.Writer, inv *fleet.Inventory, rows []*hostsRow, sel fl
 			}
 		}
 		if hasErr {
-			cols = append(cols, oneLine(errText))
+			cols = append(cols, cli.OneLine(errText))
 		}
 		fmt.Fprintln(tw, strings.Join(cols, "\t"))
 	}
 	tw.Flush()
-	fmt.Fprintf(w, "\n%s from %s (resolved with ssh -G); ", countOf(len(rows), "host", "hosts"), sshConfigsLookedAt(inv))
+	fmt.Fprintf(w, "\n%s from %s (resolved with ssh -G); ", cli.CountOf(len(rows), "host", "hosts"), cli.SSHConfigsLookedAt(inv))
 	if sel.Empty() {
 		fmt.Fprintln(w, "none selected: pass --hosts PATTERNS (or set FLEETMUX_HOSTS) to enable hosts.")
 	} else {
@@ -266,24 +267,4 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
-}
-
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(s), " ")
-}
-
-// forEachLimited calls f(0..n-1) with at most limit calls at a time.
-func forEachLimited(n, limit int, f func(i int)) {
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, limit)
-	for i := 0; i < n; i++ {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func(i int) {
-			defer wg.Done()
-			defer func() { <-sem }()
-			f(i)
-		}(i)
-	}
-	wg.Wait()
 }

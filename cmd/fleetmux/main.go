@@ -23,6 +23,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/fleetmux/fleetmux/cmd/internal/cli"
 	"github.com/fleetmux/fleetmux/mcp"
 )
 
@@ -303,14 +304,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	return serve(&g, stderr)
-}
-
-// countOf is "1 host", "2 hosts": n and the word in its number.
-func countOf(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return strconv.Itoa(n) + " " + many
 }
 
 func printVersion(w io.Writer) {
@@ -612,7 +605,7 @@ func printToolsetCounts(w io.Writer, g *globalFlags, shown map[string]int, total
 	if list, _ := mcp.ParseToolsets(g.toolsets); list != nil {
 		sets = strings.Join(list, ",")
 	}
-	fmt.Fprintf(w, "\n%s shown (safety tier %s, toolsets %s).\n\n", countOf(total, "tool", "tools"), settings.Safety, sets)
+	fmt.Fprintf(w, "\n%s shown (safety tier %s, toolsets %s).\n\n", cli.CountOf(total, "tool", "tools"), settings.Safety, sets)
 	fmt.Fprintf(w, "%-9s %5s %9s  %s\n", "TOOLSET", "SHOWN", "AVAILABLE", "HOLDS")
 	for _, ts := range mcp.Toolsets() {
 		fmt.Fprintf(w, "%-9s %5d %9d  %s\n", ts.Name, shown[ts.Name], sizes[ts.Name], ts.About)
@@ -752,7 +745,7 @@ func runCall(args []string, stdout, stderr io.Writer) int {
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(res)
 	if res.IsError {
-		msg := "fleetmux call: " + oneLine(firstText(res))
+		msg := "fleetmux call: " + cli.OneLine(firstText(res))
 		if strings.HasPrefix(firstText(res), "Unknown tool") {
 			if hint := hiddenToolHint(fs.Arg(0), gf); hint != "" {
 				msg += ". " + hint

@@ -2,41 +2,17 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
-	"strings"
 	"time"
 
+	"github.com/fleetmux/fleetmux/cmd/internal/cli"
 	"github.com/fleetmux/fleetmux/fleet"
 	"github.com/fleetmux/fleetmux/mcp"
 	"github.com/fleetmux/fleetmux/store"
 	"github.com/fleetmux/fleetmux/tmux"
 	"github.com/fleetmux/fleetmux/transport"
 )
-
-// errBadHosts marks a --hosts value that is not a valid selection (a
-// usage error, exit status 2).
-var errBadHosts = errors.New("--hosts")
-
-// loadInventory parses --hosts and loads the ssh_config inventory.
-func loadInventory(patterns, sshConfig string) (fleet.Selection, *fleet.Inventory, error) {
-	sel, err := fleet.ParseSelection(patterns)
-	if err != nil {
-		return sel, nil, fmt.Errorf("%w: %w", errBadHosts, err)
-	}
-	inv, err := fleet.LoadInventory(fleet.InventoryOptions{UserConfig: sshConfig})
-	return sel, inv, err
-}
-
-// exitStatus is 2 for a usage error in --hosts, 1 otherwise.
-func exitStatus(err error) int {
-	if errors.Is(err, errBadHosts) {
-		return 2
-	}
-	return 1
-}
 
 // openFleet switches on fleet mode when --hosts selects remote hosts:
 // it returns the fleet's backend and the function that closes it (a nil
@@ -54,7 +30,7 @@ func openFleet(g *globalFlags, st *store.Store, log *slog.Logger) (mcp.Backend, 
 	if err != nil {
 		return nil, noop, err
 	}
-	sel, inv, err := loadInventory(g.hosts, g.sshConfig)
+	sel, inv, err := cli.LoadInventory(g.hosts, g.sshConfig)
 	if err != nil {
 		return nil, noop, err
 	}
@@ -63,7 +39,7 @@ func openFleet(g *globalFlags, st *store.Store, log *slog.Logger) (mcp.Backend, 
 	}
 	selected := inv.Select(sel)
 	if len(selected) == 0 {
-		return nil, noop, fmt.Errorf("--hosts %q matches no Host alias in %s (see fleetmux hosts)", g.hosts, sshConfigsLookedAt(inv))
+		return nil, noop, fmt.Errorf("--hosts %q matches no Host alias in %s (see fleetmux hosts)", g.hosts, cli.SSHConfigsLookedAt(inv))
 	}
 	if !g.noLocal {
 		selected = append(selected, fleet.LocalHost)
@@ -104,23 +80,4 @@ func checkOneHost(ctx context.Context, alias string, cfg *transport.SSHConfig) (
 		return "connected", "", rtt, fmt.Errorf("tmux -V: exit %d: %s", res.ExitCode, res.Stderr)
 	}
 	return "connected", tmux.ParseVersion(res.Stdout), rtt, nil
-}
-
-// sshConfigsLookedAt names, comma-separated, the ssh_config files the
-// inventory looked at: the files read (Includes included) and the default
-// files that do not exist, marked "(not found)".
-func sshConfigsLookedAt(inv *fleet.Inventory) string {
-	return describeSSHConfigs(inv.UserConfigPath(), inv.Files(), fleet.DefaultSystemConfig)
-}
-
-func describeSSHConfigs(user string, read []string, system string) string {
-	var out []string
-	if !slices.Contains(read, user) {
-		out = append(out, user+" (not found)")
-	}
-	out = append(out, read...)
-	if !slices.Contains(read, system) {
-		out = append(out, system+" (not found)")
-	}
-	return strings.Join(out, ", ")
 }
