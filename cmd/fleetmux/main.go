@@ -23,8 +23,10 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/fleetmux/fleetmux/cmd/internal/audit"
 	"github.com/fleetmux/fleetmux/cmd/internal/cli"
 	"github.com/fleetmux/fleetmux/mcp"
+	"github.com/fleetmux/fleetmux/mcp/age"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -35,7 +37,7 @@ var subcommands = map[string]func(args []string, stdout, stderr io.Writer) int{
 	"tools":   runTools,
 	"call":    runCall,
 	"hosts":   runHosts,
-	"audit":   runAudit,
+	"audit":   audit.Run,
 	"bench":   runBench,
 	"serve":   runServe,
 	"version": runVersion,
@@ -156,7 +158,7 @@ type multiFlag []string
 func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
 func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 
-// agoFlag is an age such as 90d or 72h (see parseAgo), checked while the
+// agoFlag is an age such as 90d or 72h (see package age), checked while the
 // flags are parsed so that a bad value is a usage error.
 type agoFlag struct {
 	text string
@@ -166,7 +168,7 @@ type agoFlag struct {
 func (a *agoFlag) String() string { return a.text }
 
 func (a *agoFlag) Set(v string) error {
-	d, ok, err := parseAgo(v)
+	d, ok, err := age.Parse(v)
 	if err != nil || !ok || v == "" {
 		return errors.New("want an age such as 90d, 36h or 1d12h (0 keeps records of any age)")
 	}
