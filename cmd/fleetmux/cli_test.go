@@ -22,7 +22,6 @@ import (
 	"testing"
 	"time"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/fleetmux/fleetmux/mcp"
@@ -304,16 +303,6 @@ func TestRetentionFlag(t *testing.T) {
 	g.register(fs)
 	if g.retention.d != 90*24*time.Hour || fs.Lookup("audit-retention").DefValue != "90d" {
 		t.Errorf("default retention %v %q", g.retention.d, fs.Lookup("audit-retention").DefValue)
-	}
-}
-
-func TestBenchErrorText(t *testing.T) {
-	r := &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: "ssh dev-1: connect refused\nsecond line"}}}
-	if got := benchErrorText(r); got != "ssh dev-1: connect refused second line" {
-		t.Errorf("got %q", got)
-	}
-	if got := benchErrorText(&sdk.CallToolResult{IsError: true}); got == "" || strings.Contains(got, "0x") {
-		t.Errorf("empty result: %q", got)
 	}
 }
 

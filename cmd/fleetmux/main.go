@@ -24,6 +24,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/fleetmux/fleetmux/cmd/internal/audit"
+	"github.com/fleetmux/fleetmux/cmd/internal/bench"
 	"github.com/fleetmux/fleetmux/cmd/internal/cli"
 	"github.com/fleetmux/fleetmux/mcp"
 	"github.com/fleetmux/fleetmux/mcp/age"
@@ -38,7 +39,7 @@ var subcommands = map[string]func(args []string, stdout, stderr io.Writer) int{
 	"call":    runCall,
 	"hosts":   runHosts,
 	"audit":   audit.Run,
-	"bench":   runBench,
+	"bench":   bench.Run,
 	"serve":   runServe,
 	"version": runVersion,
 }

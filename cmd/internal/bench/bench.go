@@ -1,4 +1,8 @@
-package main
+// Package bench is `fleetmux bench`: tool-call latency (p50/p90) through
+// the full MCP layer on each path to tmux (local, per-command SSH, SSH
+// command channels, OpenSSH ControlMaster, fan-out), with each figure's
+// ratio to local and its cost in round trips over the link.
+package bench
 
 import (
 	"context"
@@ -79,18 +83,22 @@ type benchRow struct {
 	RoundTrips float64 `json:"round_trips,omitempty"`
 }
 
-func runBench(args []string, stdout, stderr io.Writer) int {
+// Run is `fleetmux bench`.
+func Run(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("fleetmux bench", flag.ContinueOnError)
 	hosts := fs.String("hosts", os.Getenv("FLEETMUX_HOSTS"), "remote hosts to measure (globs over ssh_config aliases)")
 	sshConfig := fs.String("ssh-config", os.Getenv("FLEETMUX_SSH_CONFIG"), "ssh_config file")
 	host := fs.String("host", "", "host for the per-host paths (default: the first selected host)")
 	n := fs.Int("n", 50, "calls per tool and path")
 	asJSON := fs.Bool("json", false, "print JSON")
-	if err := parseFlags(fs, args, stderr); err != nil {
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprint(stdout, benchUsage)
 			return 0
 		}
+		fmt.Fprintf(stderr, "fleetmux bench: %v (see fleetmux bench --help)\n", err)
 		return 2
 	}
 	if fs.NArg() > 0 {
