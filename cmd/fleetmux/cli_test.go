@@ -22,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/BurntSushi/toml"
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/fleetmux/fleetmux/mcp"
@@ -375,15 +376,16 @@ func TestClientConfigs(t *testing.T) {
 			}
 			servers = doc.MCPServers
 		case ".toml":
-			entries, err := readCodex(data)
-			if err != nil {
+			// Codex's [mcp_servers.NAME] tables, read with the TOML
+			// library doctor reads them with.
+			var doc struct {
+				MCPServers map[string]configServer `toml:"mcp_servers"`
+			}
+			if _, err := toml.Decode(string(data), &doc); err != nil {
 				t.Errorf("%s: %v", f, err)
 				continue
 			}
-			servers = map[string]configServer{}
-			for _, e := range entries {
-				servers[e.Name] = configServer{Command: e.Command, Args: e.Args, Env: e.Env}
-			}
+			servers = doc.MCPServers
 		case ".sh":
 			if out, err := exec.Command("sh", "-n", f).CombinedOutput(); err != nil {
 				t.Errorf("%s: %v %s", f, err, out)
@@ -429,9 +431,9 @@ func TestClientConfigs(t *testing.T) {
 }
 
 type configServer struct {
-	Command string            `json:"command"`
-	Args    []string          `json:"args"`
-	Env     map[string]string `json:"env"`
+	Command string            `json:"command" toml:"command"`
+	Args    []string          `json:"args" toml:"args"`
+	Env     map[string]string `json:"env" toml:"env"`
 }
 
 // fakeClaude puts a `claude` on PATH that records its arguments, one a

@@ -26,6 +26,7 @@ import (
 	"github.com/fleetmux/fleetmux/cmd/internal/audit"
 	"github.com/fleetmux/fleetmux/cmd/internal/bench"
 	"github.com/fleetmux/fleetmux/cmd/internal/cli"
+	"github.com/fleetmux/fleetmux/cmd/internal/doctor"
 	"github.com/fleetmux/fleetmux/mcp"
 	"github.com/fleetmux/fleetmux/mcp/age"
 )
@@ -47,6 +48,38 @@ var subcommands = map[string]func(args []string, stdout, stderr io.Writer) int{
 // doctor reads the subcommand table (an entry of a client config may name
 // a subcommand), so it joins the table at init.
 func init() { subcommands["doctor"] = runDoctor }
+
+// runDoctor is `fleetmux doctor`, which checks client entries' arguments
+// with the serving flag set (serveArgs).
+func runDoctor(args []string, stdout, stderr io.Writer) int {
+	return doctor.Run(args, stdout, stderr, doctor.Options{
+		Version:    version,
+		Subcommand: func(name string) bool { return subcommands[name] != nil },
+		ServeArgs:  serveArgs,
+		TokenPath:  func(state string) (string, error) { return defaultTokenPath(&globalFlags{state: state}) },
+	})
+}
+
+// envFlags maps the FLEETMUX_ variables that give flag defaults to their
+// flags (see globalFlags.register).
+var envFlags = map[string]string{"FLEETMUX_HOSTS": "hosts", "FLEETMUX_SSH_CONFIG": "ssh-config", "FLEETMUX_STATE": "state", "FLEETMUX_TOOLSETS": "toolsets"}
+
+// serveArgs parses an MCP client entry's args as serving would, the
+// entry's env (not this process's) giving the flags' defaults: whether
+// they select hosts, the first argument left after the flags, the error.
+func serveArgs(args []string, env map[string]string) (fleetMode bool, extra string, err error) {
+	fs := flag.NewFlagSet("fleetmux", flag.ContinueOnError)
+	var g globalFlags
+	g.register(fs)
+	fs.Bool("version", false, "")
+	for k, name := range envFlags {
+		_ = fs.Set(name, env[k])
+	}
+	if err := parseFlags(fs, args, io.Discard); err != nil {
+		return g.hosts != "", "", err
+	}
+	return g.hosts != "", fs.Arg(0), nil
+}
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))

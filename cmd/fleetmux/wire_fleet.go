@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -71,13 +72,14 @@ func checkOneHost(ctx context.Context, alias string, cfg *transport.SSHConfig) (
 	r := transport.NewSSH(cfg, transport.SSHOptions{PerCommand: true})
 	defer r.Close()
 	t0 := time.Now()
-	res, err := r.Run(ctx, []string{"tmux", "-V"}, nil)
+	v, err := tmux.ProbeVersion(ctx, r, "")
 	rtt := time.Since(t0)
-	if err != nil {
+	var exit *tmux.VersionError
+	switch {
+	case errors.As(err, &exit):
+		return "connected", "", rtt, err
+	case err != nil:
 		return string(r.Status().State), "", 0, err
 	}
-	if res.ExitCode != 0 {
-		return "connected", "", rtt, fmt.Errorf("tmux -V: exit %d: %s", res.ExitCode, res.Stderr)
-	}
-	return "connected", tmux.ParseVersion(res.Stdout), rtt, nil
+	return "connected", v, rtt, nil
 }
