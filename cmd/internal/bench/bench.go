@@ -7,7 +7,6 @@ package bench
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -91,19 +90,8 @@ func Run(args []string, stdout, stderr io.Writer) int {
 	host := fs.String("host", "", "host for the per-host paths (default: the first selected host)")
 	n := fs.Int("n", 50, "calls per tool and path")
 	asJSON := fs.Bool("json", false, "print JSON")
-	fs.SetOutput(io.Discard)
-	fs.Usage = func() {}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprint(stdout, benchUsage)
-			return 0
-		}
-		fmt.Fprintf(stderr, "fleetmux bench: %v (see fleetmux bench --help)\n", err)
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "fleetmux bench: unexpected argument %q (see fleetmux bench --help)\n", fs.Arg(0))
-		return 2
+	if rc := cli.ParseFlags(fs, args, benchUsage, stdout, stderr); rc >= 0 {
+		return rc
 	}
 	if *n < 1 {
 		fmt.Fprintln(stderr, "fleetmux bench: --n must be at least 1")

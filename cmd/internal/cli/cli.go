@@ -6,7 +6,9 @@ package cli
 
 import (
 	"errors"
+	"flag"
 	"fmt"
+	"io"
 	"slices"
 	"strconv"
 	"strings"
@@ -56,6 +58,28 @@ func DescribeSSHConfigs(user string, read []string, system string) string {
 		out = append(out, system+" (not found)")
 	}
 	return strings.Join(out, ", ")
+}
+
+// ParseFlags parses a subcommand's args with fs (named as the command,
+// "fleetmux bench"). --help prints usage on stdout and returns 0; a bad
+// flag or an argument left over is one line on stderr and returns 2;
+// otherwise it returns -1 and the command goes on.
+func ParseFlags(fs *flag.FlagSet, args []string, usage string, stdout, stderr io.Writer) int {
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stdout, usage)
+			return 0
+		}
+		fmt.Fprintf(stderr, "%s: %v (see %s --help)\n", fs.Name(), err, fs.Name())
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "%s: unexpected argument %q (see %s --help)\n", fs.Name(), fs.Arg(0), fs.Name())
+		return 2
+	}
+	return -1
 }
 
 // CountOf is "1 host", "2 hosts": n and the word in its number.

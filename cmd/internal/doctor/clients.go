@@ -353,48 +353,67 @@ func tildePath(p, home string) string {
 	return p
 }
 
+// entryCheck gathers the check of one client entry: what the entry is
+// (notes), what is wrong with it (probs) and how to fix that; the worst
+// status wins.
+type entryCheck struct {
+	res                 Check
+	notes, probs, fixes []string
+}
+
+func newEntryCheck(name string, e clientEntry) *entryCheck {
+	c := &entryCheck{res: Check{Check: fmt.Sprintf("%s %q", name, e.Name), Status: StatusOK}}
+	if e.Scope != "" {
+		c.res.Check = fmt.Sprintf("%s %q [%s]", name, e.Name, e.Scope)
+	}
+	return c
+}
+
+func (c *entryCheck) problem(status, note, fix string) {
+	if status == StatusFail || c.res.Status == StatusOK {
+		c.res.Status = status
+	}
+	c.probs = append(c.probs, note)
+	if fix != "" {
+		c.fixes = append(c.fixes, fix)
+	}
+}
+
+func (c *entryCheck) done() Check {
+	c.res.Detail = strings.Join(append(c.notes, c.probs...), "; ")
+	c.res.Fix = strings.Join(c.fixes, "; ")
+	return c.res
+}
+
 // checkClientEntry checks one fleetmux entry: command, arguments,
 // environment (and, for Gemini CLI, the trust of the working directory).
 func checkClientEntry(env doctorEnv, f clientFile, name string, e clientEntry, self string, userScope bool) Check {
-	c := Check{Check: fmt.Sprintf("%s %q", name, e.Name), Status: StatusOK}
-	if e.Scope != "" {
-		c.Check = fmt.Sprintf("%s %q [%s]", name, e.Name, e.Scope)
-	}
-	var notes, probs, fixes []string // notes: what the entry is; probs: what is wrong
-	problem := func(status, note, fix string) {
-		if status == StatusFail || c.Status == StatusOK {
-			c.Status = status
-		}
-		probs = append(probs, note)
-		if fix != "" {
-			fixes = append(fixes, fix)
-		}
-	}
+	c := newEntryCheck(name, e)
 	abs := orText(self, "/absolute/path/to/fleetmux")
 
 	// The command.
 	switch {
 	case e.Command == ConfigPlaceholder:
-		problem(StatusFail, "the command is still the placeholder "+ConfigPlaceholder, "replace it with "+abs)
+		c.problem(StatusFail, "the command is still the placeholder "+ConfigPlaceholder, "replace it with "+abs)
 	case !filepath.IsAbs(e.Command):
 		if p, err := exec.LookPath(e.Command); err == nil {
-			problem(StatusWarn, fmt.Sprintf("the command %q is found on your PATH (%s) but a client started outside your shell may not have that PATH", e.Command, p), "use the absolute path "+p)
+			c.problem(StatusWarn, fmt.Sprintf("the command %q is found on your PATH (%s) but a client started outside your shell may not have that PATH", e.Command, p), "use the absolute path "+p)
 		} else {
-			problem(StatusFail, fmt.Sprintf("the command %q is not on PATH", e.Command), "use the absolute path "+abs)
+			c.problem(StatusFail, fmt.Sprintf("the command %q is not on PATH", e.Command), "use the absolute path "+abs)
 		}
 	default:
 		fi, err := os.Stat(e.Command)
 		switch {
 		case err != nil:
-			problem(StatusFail, e.Command+" does not exist", "reinstall (go install ./cmd/fleetmux) or use the absolute path "+abs)
+			c.problem(StatusFail, e.Command+" does not exist", "reinstall (go install ./cmd/fleetmux) or use the absolute path "+abs)
 		case fi.IsDir() || fi.Mode().Perm()&0o111 == 0:
-			problem(StatusFail, e.Command+" is not an executable file", "use the absolute path "+abs)
+			c.problem(StatusFail, e.Command+" is not an executable file", "use the absolute path "+abs)
 		default:
 			out, _, err := runQuiet(context.Background(), e.Command, "--version")
 			if v := strings.TrimSpace(out); err == nil && strings.HasPrefix(v, "fleetmux ") {
-				notes = append(notes, e.Command+" ("+strings.Fields(v)[1]+")")
+				c.notes = append(c.notes, e.Command+" ("+strings.Fields(v)[1]+")")
 			} else {
-				problem(StatusFail, e.Command+" --version does not print a fleetmux version", "use the absolute path "+abs)
+				c.problem(StatusFail, e.Command+" --version does not print a fleetmux version", "use the absolute path "+abs)
 			}
 		}
 	}
@@ -402,29 +421,29 @@ func checkClientEntry(env doctorEnv, f clientFile, name string, e clientEntry, s
 	// The arguments, as serving would parse them.
 	fleetMode := e.Env["FLEETMUX_HOSTS"] != ""
 	if len(e.Args) > 0 && env.opts.Subcommand(e.Args[0]) {
-		notes = append(notes, "runs fleetmux "+e.Args[0])
+		c.notes = append(c.notes, "runs fleetmux "+e.Args[0])
 	} else if len(e.Args) > 0 {
 		hosts, extra, err := env.opts.ServeArgs(e.Args, e.Env)
 		if err != nil {
-			problem(StatusFail, "fleetmux would not start with args "+strings.Join(e.Args, " ")+": "+err.Error(), "fix the args (fleetmux --help lists the flags)")
+			c.problem(StatusFail, "fleetmux would not start with args "+strings.Join(e.Args, " ")+": "+err.Error(), "fix the args (fleetmux --help lists the flags)")
 		} else if extra != "" {
-			problem(StatusFail, fmt.Sprintf("fleetmux would not start: unknown command %q in args", extra), "fix the args (fleetmux --help lists the commands)")
+			c.problem(StatusFail, fmt.Sprintf("fleetmux would not start: unknown command %q in args", extra), "fix the args (fleetmux --help lists the commands)")
 		}
 		fleetMode = fleetMode || hosts
 	}
 
 	// The environment, as fleetmux reads it at start-up.
 	if v, ok := e.Env["LIBTMUX_SUPPRESS_HISTORY"]; ok && v != "0" && v != "1" {
-		problem(StatusFail, "env LIBTMUX_SUPPRESS_HISTORY must be 0 or 1: fleetmux refuses to start", "set it to 0 or 1, or remove it")
+		c.problem(StatusFail, "env LIBTMUX_SUPPRESS_HISTORY must be 0 or 1: fleetmux refuses to start", "set it to 0 or 1, or remove it")
 	}
 	if v, ok := e.Env["LIBTMUX_SAFETY"]; ok {
 		if _, valid := mcp.ParseTier(v); !valid {
-			problem(StatusWarn, fmt.Sprintf("env LIBTMUX_SAFETY=%q is not a tier: fleetmux falls back to readonly", v), "set it to readonly, mutating or destructive")
+			c.problem(StatusWarn, fmt.Sprintf("env LIBTMUX_SAFETY=%q is not a tier: fleetmux falls back to readonly", v), "set it to readonly, mutating or destructive")
 		}
 	}
 	if v, ok := e.Env["FLEETMUX_TOOLSETS"]; ok {
 		if _, err := mcp.ParseToolsets(v); err != nil {
-			problem(StatusFail, "env FLEETMUX_TOOLSETS: "+err.Error(), "fix FLEETMUX_TOOLSETS")
+			c.problem(StatusFail, "env FLEETMUX_TOOLSETS: "+err.Error(), "fix FLEETMUX_TOOLSETS")
 		}
 	}
 	var missing, pairs []string
@@ -440,11 +459,11 @@ func checkClientEntry(env doctorEnv, f clientFile, name string, e clientEntry, s
 		pairs = append(pairs, v.name+"="+here)
 	}
 	if len(missing) > 0 {
-		problem(StatusWarn, strings.Join(missing, ", ")+" set in your environment but not in the entry's env: MCP clients start servers with a minimal environment, so fleetmux may run without it",
+		c.problem(StatusWarn, strings.Join(missing, ", ")+" set in your environment but not in the entry's env: MCP clients start servers with a minimal environment, so fleetmux may run without it",
 			"add "+strings.Join(pairs, " ")+" to the entry's env (or unset it here if the entry is right)")
 	}
 	if sock := env.getenv("SSH_AUTH_SOCK"); fleetMode && sock != "" && e.Env["SSH_AUTH_SOCK"] == "" {
-		problem(StatusWarn, "fleet mode without SSH_AUTH_SOCK in the entry's env: your ssh-agent may not reach fleetmux (only IdentityFile keys are then used)",
+		c.problem(StatusWarn, "fleet mode without SSH_AUTH_SOCK in the entry's env: your ssh-agent may not reach fleetmux (only IdentityFile keys are then used)",
 			"add SSH_AUTH_SOCK with a path that stays the same across logins to the entry's env")
 	}
 	if len(e.Env) > 0 {
@@ -453,13 +472,11 @@ func checkClientEntry(env doctorEnv, f clientFile, name string, e clientEntry, s
 			keys = append(keys, k)
 		}
 		sort.Strings(keys)
-		notes = append(notes, "env "+strings.Join(keys, ","))
+		c.notes = append(c.notes, "env "+strings.Join(keys, ","))
 	}
 
-	checkWhere(env, f, e, userScope, "-- "+orText(e.Command, abs), problem)
-	c.Detail = strings.Join(append(notes, probs...), "; ")
-	c.Fix = strings.Join(fixes, "; ")
-	return c
+	checkWhere(env, f, e, userScope, "-- "+orText(e.Command, abs), c.problem)
+	return c.done()
 }
 
 // geminiTrusts reports whether Gemini CLI trusts the working directory,
@@ -602,20 +619,7 @@ func readTokenFile(env doctorEnv) (string, error) {
 // checkHTTPEntry checks an entry that reaches fleetmux serve --http: does
 // a fleetmux answer at its URL, and does it take the entry's token.
 func checkHTTPEntry(env doctorEnv, f clientFile, name string, e clientEntry, userScope bool) Check {
-	c := Check{Check: fmt.Sprintf("%s %q", name, e.Name), Status: StatusOK}
-	if e.Scope != "" {
-		c.Check = fmt.Sprintf("%s %q [%s]", name, e.Name, e.Scope)
-	}
-	var probs, fixes []string
-	problem := func(status, note, fix string) {
-		if status == StatusFail || c.Status == StatusOK {
-			c.Status = status
-		}
-		probs = append(probs, note)
-		if fix != "" {
-			fixes = append(fixes, fix)
-		}
-	}
+	c := newEntryCheck(name, e)
 	note := "over HTTP at " + e.URL
 	addr := e.URL
 	if u, err := url.Parse(e.URL); err == nil && u.Host != "" {
@@ -625,23 +629,23 @@ func checkHTTPEntry(env doctorEnv, f clientFile, name string, e clientEntry, use
 	p := e.probe
 	switch {
 	case p.Err != nil && refused(p.Err):
-		problem(StatusWarn, "nothing answers there: the fleetmux serve --http daemon is not running",
+		c.problem(StatusWarn, "nothing answers there: the fleetmux serve --http daemon is not running",
 			"start it where it can keep running (a tmux window, a systemd user unit): fleetmux serve --http "+addr)
 	case p.Err != nil:
-		problem(StatusWarn, "no answer: "+p.Err.Error(), "check that fleetmux serve --http "+addr+" runs and is reachable")
+		c.problem(StatusWarn, "no answer: "+p.Err.Error(), "check that fleetmux serve --http "+addr+" runs and is reachable")
 	case p.Status == http.StatusUnauthorized && bearerToken(entryHeaders(env, e)) == "":
-		problem(StatusFail, "the daemon wants a bearer token and the entry sends none",
+		c.problem(StatusFail, "the daemon wants a bearer token and the entry sends none",
 			"add the header Authorization: Bearer TOKEN with the token of "+tokenPath+" (fleetmux serve's --token-file)")
 	case p.Status == http.StatusUnauthorized:
-		problem(StatusFail, "the daemon refuses the entry's bearer token",
+		c.problem(StatusFail, "the daemon refuses the entry's bearer token",
 			"put the token of "+tokenPath+" (fleetmux serve's --token-file) in the entry's Authorization: Bearer header")
 	case p.Status == http.StatusForbidden:
-		problem(StatusFail, "the daemon refuses the request (HTTP 403): the URL's host must be the address fleetmux serve --http listens on, or localhost",
+		c.problem(StatusFail, "the daemon refuses the request (HTTP 403): the URL's host must be the address fleetmux serve --http listens on, or localhost",
 			"use the URL fleetmux serve --http prints at start-up")
 	case p.Status != http.StatusOK:
-		problem(StatusWarn, fmt.Sprintf("it answers MCP's initialize with HTTP %d", p.Status), "check the URL: fleetmux serve --http prints it at start-up")
+		c.problem(StatusWarn, fmt.Sprintf("it answers MCP's initialize with HTTP %d", p.Status), "check the URL: fleetmux serve --http prints it at start-up")
 	case !p.Fleetmux:
-		problem(StatusWarn, "the server there is "+orText(p.Title, "not fleetmux"), "point the entry at the URL fleetmux serve --http prints")
+		c.problem(StatusWarn, "the server there is "+orText(p.Title, "not fleetmux"), "point the entry at the URL fleetmux serve --http prints")
 	default:
 		note += ", answered by " + p.Title + " (the daemon's own environment applies, not the client's)"
 	}
@@ -649,8 +653,7 @@ func checkHTTPEntry(env doctorEnv, f clientFile, name string, e clientEntry, use
 	if bearerToken(e.Headers) != "" {
 		how += " --header \"Authorization: Bearer $(cat " + tokenPath + ")\""
 	}
-	checkWhere(env, f, e, userScope, how, problem)
-	c.Detail = strings.Join(append([]string{note}, probs...), "; ")
-	c.Fix = strings.Join(fixes, "; ")
-	return c
+	checkWhere(env, f, e, userScope, how, c.problem)
+	c.notes = append(c.notes, note)
+	return c.done()
 }

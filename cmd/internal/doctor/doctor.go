@@ -129,23 +129,12 @@ var LockTimeout = 2 * time.Second
 // Run is `fleetmux doctor`.
 func Run(args []string, stdout, stderr io.Writer, o Options) int {
 	fs := flag.NewFlagSet("fleetmux doctor", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.Usage = func() {}
 	hosts := fs.String("hosts", os.Getenv(fleet.EnvHosts), "")
 	sshConfig := fs.String("ssh-config", os.Getenv(fleet.EnvSSHConfig), "")
 	state := fs.String("state", os.Getenv("FLEETMUX_STATE"), "")
 	asJSON := fs.Bool("json", false, "")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprint(stdout, doctorUsage)
-			return 0
-		}
-		fmt.Fprintf(stderr, "fleetmux doctor: %v (see fleetmux doctor --help)\n", err)
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "fleetmux doctor: unexpected argument %q (see fleetmux doctor --help)\n", fs.Arg(0))
-		return 2
+	if rc := cli.ParseFlags(fs, args, doctorUsage, stdout, stderr); rc >= 0 {
+		return rc
 	}
 	if _, err := fleet.ParseSelection(*hosts); err != nil {
 		fmt.Fprintf(stderr, "fleetmux doctor: --hosts: %v\n", err)
