@@ -1,0 +1,157 @@
+package watch
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/fleetmux/fleetmux/tmux"
+)
+
+// rcharReader reads field rchar of one /proc/<pid>/io file.
+type rcharReader struct {
+	path string
+	buf  [128]byte
+}
+
+// read opens, reads and closes the file: no fork, no tmux client. The
+// field is the first line ("rchar: N").
+func (r *rcharReader) read() (int64, error) {
+	f, err := os.Open(r.path)
+	if err != nil {
+		return 0, err
+	}
+	n, err := f.Read(r.buf[:])
+	f.Close()
+	if err != nil {
+		return 0, err
+	}
+	return parseRchar(r.buf[:n])
+}
+
+// alive reports whether the process of /proc/<pid>/stat is still
+// running (not gone, not a zombie nobody reaped: in a container without
+// an init the tmux server stays one, its counter still readable).
+func alive(statPath string) bool {
+	b, err := os.ReadFile(statPath)
+	if err != nil {
+		return false
+	}
+	i := bytes.LastIndexByte(b, ')')
+	return i >= 0 && i+2 < len(b) && b[i+2] != 'Z' && b[i+2] != 'X'
+}
+
+// aliveEvery is how often a watcher checks that the server still runs.
+const aliveEvery = time.Second
+
+// parseRchar reads "rchar: N" at the start of b.
+func parseRchar(b []byte) (int64, error) {
+	const field = "rchar: "
+	if len(b) < len(field) || string(b[:len(field)]) != field {
+		return 0, errors.New("no rchar field")
+	}
+	b = b[len(field):]
+	end := 0
+	for end < len(b) && b[end] >= '0' && b[end] <= '9' {
+		end++
+	}
+	if end == 0 || end > 19 {
+		return 0, errors.New("bad rchar field")
+	}
+	return strconv.ParseInt(string(b[:end]), 10, 64)
+}
+
+// runLocal is the engine for a tmux server on this machine.
+func (w *watcher) runLocal() error {
+	opts := &w.hub.opts
+	ctx, cancel := context.WithTimeout(context.Background(), opts.LookTimeout)
+	pid, err := serverPID(ctx, w.srv)
+	cancel()
+	if err != nil {
+		w.startFailed(err)
+		return err
+	}
+	rc := &rcharReader{path: "/proc/" + pid + "/io"}
+	if _, err := rc.read(); err != nil {
+		err = fmt.Errorf("%w: %s not readable: %w", ErrUnsupported, rc.path, err)
+		w.startFailed(err)
+		return err
+	}
+	w.startOK()
+
+	t := time.NewTicker(opts.LocalTick)
+	defer t.Stop()
+	statPath := "/proc/" + pid + "/stat"
+	lastAlive := time.Now()
+	var (
+		l  learner
+		ls *lookSet
+	)
+	for {
+		select {
+		case <-w.done:
+			return nil
+		case <-w.changed:
+			ls = nil
+		case <-t.C:
+		}
+		if ls == nil {
+			if ls, err = w.current(); err != nil {
+				return err
+			}
+			l.reset()
+		}
+		if ls.plan == nil {
+			continue
+		}
+		if time.Since(lastAlive) >= aliveEvery {
+			if !alive(statPath) {
+				return fmt.Errorf("tmux server %s gone", pid)
+			}
+			lastAlive = time.Now()
+		}
+		before, err := rc.read()
+		if err != nil {
+			return fmt.Errorf("tmux server %s gone: %w", pid, err)
+		}
+		if !l.due(before) {
+			continue
+		}
+		out, err := w.lookLocal(ls)
+		if err != nil {
+			return err
+		}
+		after, err := rc.read()
+		if err != nil {
+			after = before
+		}
+		l.looked(before, after)
+		if !w.deliver(ls, out) {
+			// A subscriber's command failed: plan again without it and
+			// look again for those after it.
+			ls = nil
+		}
+	}
+}
+
+// lookLocal runs one look, bounded by LookTimeout and the watcher's life.
+func (w *watcher) lookLocal(ls *lookSet) (*tmux.Output, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), w.hub.opts.LookTimeout)
+	defer cancel()
+	go func() {
+		select {
+		case <-w.done:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	out, err := w.srv.ExecInput(ctx, nil, ls.plan.Cmds()...)
+	if err != nil {
+		return nil, fmt.Errorf("watch: look: %w", err)
+	}
+	return out, nil
+}
