@@ -95,12 +95,21 @@ func batchHandler(maxTier Tier) handlerFunc {
 func (c *Call) batchOne(ctx context.Context, index int, name string, args map[string]any, maxTier Tier) batchRow {
 	start := time.Now()
 	row := batchRow{Index: index, Tool: name, Content: []any{}}
-	if msg := c.batchCheck(name, maxTier); msg != "" {
+	opArgs := c.batchArgs(name, args)
+	if err := c.batchCheck(name, maxTier); err != nil {
+		// The refused operation has its own audit record (parent: the
+		// batch), as the same refusal made directly has.
+		host := c.s.auditHost(opArgs)
+		if _, known := c.s.byName[name]; !known && opArgs["host"] == nil {
+			host = c.Host // an unknown tool: it would have run on the batch's host
+		}
+		c.s.audit(ctx, c.req, name, host, opArgs, c.tool.spec.Name, start, err)
+		msg := err.Msg
 		row.Error = &msg
 		row.ElapsedSeconds = PyFloat(time.Since(start).Seconds())
 		return row
 	}
-	res := c.CallTool(ctx, name, c.batchArgs(name, args))
+	res := c.CallTool(ctx, name, opArgs)
 	row.Success = !res.IsError
 	for _, blk := range res.Content {
 		if v := orderedJSON(blk); v != nil {
@@ -163,28 +172,29 @@ func (c *Call) batchArgs(name string, args map[string]any) map[string]any {
 	return out
 }
 
-// batchCheck returns the refusal message for an operation the wrapper
-// must not run, or "" (checks in the anchor's order).
-func (c *Call) batchCheck(name string, maxTier Tier) string {
+// batchCheck returns the refusal of an operation the wrapper must not
+// run, or nil (checks in the reference's order). An unknown tool is an
+// error, as it is when called directly; the others are refusals.
+func (c *Call) batchCheck(name string, maxTier Tier) *ToolError {
 	if batchToolNames[name] {
-		return "Batch tools cannot call batch tools recursively."
+		return refusedf("Batch tools cannot call batch tools recursively.")
 	}
 	info, ok := c.LookupTool(name)
 	if !ok || !info.Visible {
-		return "Unknown tool: " + pyfmt.Repr(name)
+		return &ToolError{Msg: "Unknown tool: " + pyfmt.Repr(name), Class: "NotFoundError"}
 	}
 	if info.SelfBounded {
-		return "Tool " + pyfmt.Repr(name) + " enforces its own wait ceiling and cannot be batched; batching would multiply that ceiling by the operation count. Call it directly."
+		return refusedf("Tool %s enforces its own wait ceiling and cannot be batched; batching would multiply that ceiling by the operation count. Call it directly.", pyfmt.Repr(name))
 	}
 	if ts := toolSpecByName(name); ts != nil {
 		if _, ok := ParseTier(ts.Tier); !ok {
-			return "Tool " + pyfmt.Repr(name) + " has no recognized safety tier tag."
+			return refusedf("Tool %s has no recognized safety tier tag.", pyfmt.Repr(name))
 		}
 	}
 	if info.Tier > maxTier {
-		return "Tool " + pyfmt.Repr(name) + " has tier " + pyfmt.Repr(info.Tier.String()) + ", which exceeds batch tier " + maxTier.String() + "."
+		return refusedf("Tool %s has tier %s, which exceeds batch tier %s.", pyfmt.Repr(name), pyfmt.Repr(info.Tier.String()), maxTier.String())
 	}
-	return ""
+	return nil
 }
 
 // orderedJSON re-reads a value as JSON keeping object key order (nil when
