@@ -24,6 +24,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/fleetmux/fleetmux/mcp/pyfmt"
+	"github.com/fleetmux/fleetmux/tmux/watch"
 	"github.com/fleetmux/fleetmux/transport"
 )
 
@@ -128,6 +129,9 @@ type Server struct {
 	background sync.WaitGroup
 	jobs       *jobStore
 	jobsWarn   sync.Once
+	// watch tells waits when a tmux server's panes printed something
+	// (tools_wait_watch.go).
+	watch *watch.Hub
 }
 
 // New builds the server: instructions, the tool table filtered by tier,
@@ -142,7 +146,8 @@ func New(opts Options) (*Server, error) {
 	if opts.Backend == nil {
 		opts.Backend = LocalBackend()
 	}
-	s := &Server{opts: opts, log: opts.Logger, byName: map[string]*tool{}, getenv: opts.Getenv, sessionID: newSessionID()}
+	s := &Server{opts: opts, log: opts.Logger, byName: map[string]*tool{}, getenv: opts.Getenv, sessionID: newSessionID(),
+		watch: watch.NewHub(watch.Options{Logger: opts.Logger})}
 	if opts.Toolsets != nil {
 		s.sets = map[string]bool{}
 		for _, name := range opts.Toolsets {
