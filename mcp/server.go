@@ -110,6 +110,9 @@ type Options struct {
 	MaxCallSeconds float64
 	// Jobs persists jobs (nil: this process's memory only).
 	Jobs JobStore
+	// PollWaits makes wait_for_text poll even where a watcher could run
+	// (the baseline of the wait benchmarks).
+	PollWaits bool
 }
 
 // Server is the fleetmux MCP server.

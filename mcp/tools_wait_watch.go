@@ -45,6 +45,9 @@ func startWaitSource(ctx context.Context, c *Call, b *boundedTmux, target string
 	poll := func() *polls {
 		return startPolls(ctx, &c.s.background, b, target, baseline, min(interval, pollPeriod), deadline)
 	}
+	if c.s.opts.PollWaits {
+		return pollSource{poll()}
+	}
 	cmds := []tmux.Cmd{tmux.DisplayMessage(target, tmux.PaneStateFormat),
 		tmux.CaptureFromRow(target, "#{e|-:"+strconv.Itoa(baseline)+",#{history_size}}")}
 	wctx, cancel := context.WithDeadline(ctx, deadline)

@@ -1,0 +1,280 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/fleetmux/fleetmux/fleet"
+	"github.com/fleetmux/fleetmux/mcp"
+	"github.com/fleetmux/fleetmux/transport/sshtest"
+)
+
+// watchFleet is one sshd reached as "w" (direct) and "wslow" (through a
+// proxy delaying each way by rtt/2), and an in-process fleetmux on it.
+type watchFleet struct {
+	host *sshtest.Host
+	cs   *sdk.ClientSession
+	sock string // the private tmux socket of every call
+}
+
+func startWatchFleet(tb testing.TB, rtt time.Duration, poll bool) *watchFleet {
+	env := sshtest.New(tb)
+	h := env.StartHost("w", sshtest.HostOptions{})
+	dir := tb.TempDir()
+	kh := filepath.Join(dir, "known_hosts")
+	sshtest.WriteKnownHosts(tb, kh, sshtest.KnownHostsOptions{}, h)
+	_, proxyPort, _ := net.SplitHostPort(sshtest.DelayProxy(tb, h.Addr, rtt/2))
+	block := func(alias, port string) string {
+		return fmt.Sprintf("Host %s\n  HostName 127.0.0.1\n  Port %s\n  User %s\n  IdentityFile %s\n  IdentitiesOnly yes\n  IdentityAgent none\n"+
+			"  UserKnownHostsFile %s\n  GlobalKnownHostsFile /dev/null\n  StrictHostKeyChecking yes\n  BatchMode yes\n  HostKeyAlias %s\n",
+			alias, port, env.User, env.UserKeyFile, kh, h.KnownHostsName())
+	}
+	cfgPath := filepath.Join(dir, "ssh_config")
+	if err := os.WriteFile(cfgPath, []byte(block("w", strconv.Itoa(h.Port))+block("wslow", proxyPort)), 0o600); err != nil {
+		tb.Fatal(err)
+	}
+	inv, err := fleet.LoadInventory(fleet.InventoryOptions{UserConfig: cfgPath})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	sel, _ := fleet.ParseSelection("w*")
+	f, err := fleet.New(fleet.Options{Inventory: inv, Selection: sel})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { f.Close() })
+	srv, err := mcp.New(mcp.Options{Settings: mcp.Settings{Safety: mcp.TierDestructive, SuppressHistory: true, WaitMax: 60}, Backend: fleetBackend{f: f}, PollWaits: poll,
+		Getenv: func(k string) string {
+			if k == "TMUX" || k == "TMUX_PANE" {
+				return ""
+			}
+			return os.Getenv(k)
+		}})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	cs, done, err := srv.InProcess(context.Background(), "watch")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(done)
+	sock := fmt.Sprintf("fleetmux-test-watche2e-%d-%d", os.Getpid(), time.Now().UnixNano()%1e9)
+	tb.Cleanup(func() { exec.Command("tmux", "-L", sock, "kill-server").Run() })
+	return &watchFleet{host: h, cs: cs, sock: sock}
+}
+
+func (wf *watchFleet) call(tb testing.TB, tool string, args map[string]any) (map[string]any, string, bool) {
+	tb.Helper()
+	if args["host"] == "local" {
+		args["socket_name"] = wf.sock
+	}
+	res, err := wf.cs.CallTool(context.Background(), &sdk.CallToolParams{Name: tool, Arguments: args})
+	if err != nil {
+		tb.Fatalf("%s: %v", tool, err)
+	}
+	text := ""
+	if len(res.Content) > 0 {
+		if tc, ok := res.Content[0].(*sdk.TextContent); ok {
+			text = tc.Text
+		}
+	}
+	var m map[string]any
+	raw, _ := json.Marshal(res.StructuredContent)
+	_ = json.Unmarshal(raw, &m)
+	return m, text, res.IsError
+}
+
+// session creates a session on host (and on local) and returns its pane.
+func (wf *watchFleet) session(tb testing.TB, host string) string {
+	tb.Helper()
+	name := fmt.Sprintf("watch%d", time.Now().UnixNano()%1e9)
+	if host == "local" {
+		// bash without rc files: the machine's rc files are slow.
+		out, err := exec.Command("tmux", "-L", wf.sock, "-f", "/dev/null", "new-session", "-d", "-s", name, "-P", "-F", "#{pane_id}", "bash --norc --noprofile").Output()
+		if err != nil {
+			tb.Fatal(err)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	m, text, isErr := wf.call(tb, "create_session", map[string]any{"host": host, "session_name": name})
+	if isErr {
+		tb.Fatalf("create_session on %s: %s", host, text)
+	}
+	pane, _ := m["active_pane_id"].(string)
+	tb.Cleanup(func() {
+		wf.call(tb, "kill_session", map[string]any{"host": host, "session_name": name})
+	})
+	return pane
+}
+
+// TestWaitWatchedEndToEnd: wait_for_text ends on output locally and on
+// an SSH host (watched there), list_hosts says the host waits by
+// watching, and a wait during which the connection drops still ends
+// with the output (it polls for the rest of its time).
+func TestWaitWatchedEndToEnd(t *testing.T) {
+	wf := startWatchFleet(t, 0, false)
+	for _, host := range []string{"local", "w"} {
+		t.Run(host, func(t *testing.T) {
+			pane := wf.session(t, host)
+			go func() {
+				time.Sleep(300 * time.Millisecond)
+				wf.call(t, "send_keys", map[string]any{"host": host, "pane_id": pane, "keys": "echo wat''ched-" + host})
+			}()
+			m, text, isErr := wf.call(t, "wait_for_text", map[string]any{"host": host, "pane_id": pane, "patterns": []any{"watched-" + host}, "timeout": 20})
+			if isErr || m["outcome"] != "matched" {
+				t.Fatalf("wait_for_text on %s: %v %s", host, m, text)
+			}
+		})
+	}
+	_, text, _ := wf.call(t, "list_hosts", map[string]any{})
+	if !strings.Contains(text, `"wait":"watch"`) && !strings.Contains(text, `"wait": "watch"`) {
+		t.Errorf("list_hosts does not say host w waits by watching: %s", text)
+	}
+
+	// The connection drops while the wait runs.
+	pane := wf.session(t, "w")
+	go func() {
+		time.Sleep(500 * time.Millisecond)
+		wf.host.DropConnections()
+		time.Sleep(500 * time.Millisecond)
+		wf.call(t, "send_keys", map[string]any{"host": "w", "pane_id": pane, "keys": "echo after''-drop"})
+	}()
+	m, text, isErr := wf.call(t, "wait_for_text", map[string]any{"host": "w", "pane_id": pane, "patterns": []any{"after-drop"}, "timeout": 30})
+	if isErr {
+		// A clear error naming the connection is acceptable too.
+		if !strings.Contains(strings.ToLower(text), "connection") {
+			t.Fatalf("wait across a dropped connection failed unclearly: %s", text)
+		}
+		return
+	}
+	if m["outcome"] != "matched" {
+		t.Fatalf("wait across a dropped connection: %v", m)
+	}
+}
+
+// cpuOf is the user+system CPU time of pids (Linux /proc), and of this
+// process.
+func cpuOf(pids []int) time.Duration {
+	var total time.Duration
+	tick := 100 // USER_HZ on Linux
+	for _, pid := range pids {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
+		if len(f) < 15 {
+			continue
+		}
+		u, _ := strconv.Atoi(f[11])
+		st, _ := strconv.Atoi(f[12])
+		cu, _ := strconv.Atoi(f[13])
+		cs, _ := strconv.Atoi(f[14])
+		total += time.Duration(u+st+cu+cs) * time.Second / time.Duration(tick)
+	}
+	return total
+}
+
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkWaitCPU prints CPU per waiting second on silent panes, host
+// side (sshd and everything it started, and the tmux servers) and
+// fleetmux side, for 1 and 20 concurrent waits, local and remote, with
+// the watcher and with polling (the baseline), and the reaction of a
+// wait over a 40 ms RTT link. Run with -bench WaitCPU -benchtime 1x.
+func BenchmarkWaitCPU(b *testing.B) {
+	const waitSecs = 5
+	for b.Loop() {
+		for _, poll := range []bool{true, false} {
+			wf := startWatchFleet(b, 40*time.Millisecond, poll)
+			mode := "watch"
+			if poll {
+				mode = "poll"
+			}
+			for _, host := range []string{"local", "w"} {
+				for _, n := range []int{1, 20} {
+					var panes []string
+					for range n {
+						panes = append(panes, wf.session(b, host))
+					}
+					hostPids := func() []int {
+						pids := append([]int{wf.host.PID()}, sshtest.Descendants(wf.host.PID())...)
+						return pids
+					}
+					tmuxPids := tmuxServers()
+					time.Sleep(300 * time.Millisecond)
+					h0, t0, s0 := cpuOf(hostPids()), cpuOf(tmuxPids), selfCPU()
+					start := time.Now()
+					done := make(chan struct{}, n)
+					for _, p := range panes {
+						go func() {
+							wf.call(b, "wait_for_text", map[string]any{"host": host, "pane_id": p, "patterns": []any{"never-printed-xyz"}, "timeout": waitSecs})
+							done <- struct{}{}
+						}()
+					}
+					for range n {
+						<-done
+					}
+					el := time.Since(start).Seconds()
+					h1, t1, s1 := cpuOf(hostPids()), cpuOf(tmuxPids), selfCPU()
+					hostSide := (h1 - h0 + t1 - t0).Seconds() / el * 100
+					fm := (s1 - s0).Seconds() / el * 100
+					fmt.Fprintf(os.Stderr, "%-5s %-5s %2d waits: host side %6.2f%% of a core (tmux servers %5.2f%%), fleetmux %6.2f%%\n",
+						mode, host, n, hostSide, (t1-t0).Seconds()/el*100, fm)
+				}
+			}
+			// Reaction over a 40 ms RTT link.
+			pane := wf.session(b, "wslow")
+			var reacts []time.Duration
+			for i := range 5 {
+				word := fmt.Sprintf("react%d", i)
+				sent := make(chan time.Time, 1)
+				go func() {
+					time.Sleep(400 * time.Millisecond)
+					// Typed locally into the same tmux server on the host
+					// (the fast alias), so only the wait crosses the link.
+					wf.call(b, "send_keys", map[string]any{"host": "w", "pane_id": pane, "keys": "echo " + word[:3] + "''" + word[3:]})
+					sent <- time.Now()
+				}()
+				wf.call(b, "wait_for_text", map[string]any{"host": "wslow", "pane_id": pane, "patterns": []any{word}, "timeout": 10})
+				end := time.Now()
+				reacts = append(reacts, end.Sub(<-sent))
+			}
+			fmt.Fprintf(os.Stderr, "%-5s reaction at 40 ms RTT: p50 %.1f ms (%v)\n", mode, ms(p50(reacts)), reacts)
+		}
+	}
+}
+
+// tmuxServers lists the pids of this user's tmux servers.
+func tmuxServers() []int {
+	var out []int
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
+		if err == nil && strings.TrimSpace(string(b)) == "tmux: server" {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
