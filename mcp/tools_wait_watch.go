@@ -114,4 +114,3 @@ func (p *watchedPolls) stop() {
 		p.fallback.stop()
 	}
 }
-

@@ -218,8 +218,20 @@ func BenchmarkWaitCPU(b *testing.B) {
 						pids := append([]int{wf.host.PID()}, sshtest.Descendants(wf.host.PID())...)
 						return pids
 					}
-					tmuxPids := tmuxServers()
-					time.Sleep(300 * time.Millisecond)
+					m, _, _ := wf.call(b, "display_message", map[string]any{"host": host, "pane_id": panes[0], "format_string": "#{pid}"})
+					var tmuxPids []int
+					if txt, ok := m["result"].(string); ok {
+						if pid, err := strconv.Atoi(strings.TrimSpace(txt)); err == nil {
+							tmuxPids = []int{pid}
+						}
+					}
+					if tmuxPids == nil {
+						_, txt, _ := wf.call(b, "display_message", map[string]any{"host": host, "pane_id": panes[0], "format_string": "#{pid}"})
+						if pid, err := strconv.Atoi(strings.TrimSpace(txt)); err == nil {
+							tmuxPids = []int{pid}
+						}
+					}
+					time.Sleep(time.Second) // the shells start
 					h0, t0, s0 := cpuOf(hostPids()), cpuOf(tmuxPids), selfCPU()
 					start := time.Now()
 					done := make(chan struct{}, n)
@@ -262,19 +274,3 @@ func BenchmarkWaitCPU(b *testing.B) {
 	}
 }
 
-// tmuxServers lists the pids of this user's tmux servers.
-func tmuxServers() []int {
-	var out []int
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
-		if err == nil && strings.TrimSpace(string(b)) == "tmux: server" {
-			out = append(out, pid)
-		}
-	}
-	return out
-}
