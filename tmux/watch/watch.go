@@ -471,9 +471,6 @@ func (l *learner) looked(before, after int64) {
 // reset forgets the cost (the look changed) and asks for a look.
 func (l *learner) reset() { *l = learner{} }
 
-// force asks for a look without forgetting the cost.
-func (l *learner) force() { l.valid = false }
-
 // serverPID asks the server for its pid.
 func serverPID(ctx context.Context, srv *tmux.Server) (string, error) {
 	out, err := srv.Exec(ctx, tmux.DisplayMessage("", "#{pid}"))
