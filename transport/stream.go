@@ -25,7 +25,9 @@ var _ Streamer = (*SSH)(nil)
 // text travels on stdin. What runs there dies with the stream: closing it
 // closes the session's stdin, and a dropped connection closes it too.
 //
-// A stream holds one session slot for its whole life, and while it is
+// A stream holds one session slot for its whole life (one kept for
+// streams where one is free, so a stream opens even while commands fill
+// every ordinary slot), and while it is
 // open the connection is watched as during a call (a host that stops
 // answering is dropped within ConnectTimeout, and the stream ends).
 type Stream struct {
@@ -33,6 +35,7 @@ type Stream struct {
 	ch   ssh.Channel
 	sess *rawSession
 
+	reserved  bool // holds a slot kept for streams, not an ordinary one
 	done      chan struct{}
 	closeOnce sync.Once
 	stopWatch func()
@@ -45,22 +48,27 @@ func (s *SSH) Stream(ctx context.Context) (*Stream, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := c.acquireSlot(ctx); err != nil {
+	reserved, err := c.acquireStreamSlot(ctx)
+	if err != nil {
 		return nil, s.errorf("stream: %w", err)
+	}
+	release := c.releaseSlot
+	if reserved {
+		release = c.releaseStreamSlot
 	}
 	ch, reqs, err := c.openSession(ctx)
 	if err != nil {
-		c.releaseSlot()
+		release()
 		return nil, s.errorf("stream: %w", err)
 	}
-	st := &Stream{conn: c, ch: ch, sess: newRawSession(ch, reqs), done: make(chan struct{})}
+	st := &Stream{conn: c, ch: ch, sess: newRawSession(ch, reqs), reserved: reserved, done: make(chan struct{})}
 	ok, err := ch.SendRequest("exec", true, ssh.Marshal(struct{ Command string }{channelCommand()}))
 	if err == nil && !ok {
 		err = errors.New("server refused to start it")
 	}
 	if err != nil {
 		st.sess.close()
-		c.releaseSlot()
+		release()
 		return nil, s.errorf("stream: exec: %w", err)
 	}
 	st.stopWatch = c.watch()
@@ -115,7 +123,34 @@ func (st *Stream) Close() error {
 		if st.stopWatch != nil {
 			st.stopWatch()
 		}
-		st.conn.releaseSlot()
+		if st.reserved {
+			st.conn.releaseStreamSlot()
+		} else {
+			st.conn.releaseSlot()
+		}
 	})
 	return nil
 }
+
+// acquireStreamSlot takes a slot kept for streams if one is free, else
+// waits for either kind; reserved says which it got.
+func (c *sshConn) acquireStreamSlot(ctx context.Context) (reserved bool, err error) {
+	select {
+	case c.streamSem <- struct{}{}:
+		return true, nil
+	default:
+	}
+	select {
+	case c.streamSem <- struct{}{}:
+		return true, nil
+	case c.sem <- struct{}{}:
+		return false, nil
+	case <-ctx.Done():
+		return false, ctx.Err()
+	case <-c.done:
+		return false, c.deadErr()
+	}
+}
+
+// releaseStreamSlot gives back a slot kept for streams.
+func (c *sshConn) releaseStreamSlot() { <-c.streamSem }

@@ -7,31 +7,54 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/fleetmux/fleetmux/tmux"
 )
 
-// rcharReader reads field rchar of one /proc/<pid>/io file.
+// rcharReader reads field rchar of one /proc/<pid>/io file. The file is
+// opened once and read again from offset 0 at every tick (a seq_file
+// regenerates its text for a read at offset 0): one pread per tick, no
+// open/close and no os.File (which would register with the poller).
+// A reader whose process is gone gets an error (ESRCH).
 type rcharReader struct {
 	path string
+	fd   int
 	buf  [128]byte
 }
 
-// read opens, reads and closes the file: no fork, no tmux client. The
+func openRchar(path string) (*rcharReader, error) {
+	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	r := &rcharReader{path: path, fd: fd}
+	if _, err := r.read(); err != nil {
+		r.close()
+		return nil, err
+	}
+	return r, nil
+}
+
+// read reads the counter: no fork, no tmux client, one system call. The
 // field is the first line ("rchar: N").
 func (r *rcharReader) read() (int64, error) {
-	f, err := os.Open(r.path)
-	if err != nil {
-		return 0, err
+	var n int
+	var err error
+	for {
+		n, err = syscall.Pread(r.fd, r.buf[:], 0)
+		if err != syscall.EINTR {
+			break
+		}
 	}
-	n, err := f.Read(r.buf[:])
-	f.Close()
 	if err != nil {
-		return 0, err
+		return 0, &os.PathError{Op: "read", Path: r.path, Err: err}
 	}
 	return parseRchar(r.buf[:n])
 }
+
+func (r *rcharReader) close() { syscall.Close(r.fd) }
 
 // alive reports whether the process of /proc/<pid>/stat is still
 // running (not gone, not a zombie nobody reaped: in a container without
@@ -75,12 +98,13 @@ func (w *watcher) runLocal() error {
 		w.startFailed(err)
 		return err
 	}
-	rc := &rcharReader{path: "/proc/" + pid + "/io"}
-	if _, err := rc.read(); err != nil {
-		err = fmt.Errorf("%w: %s not readable: %w", ErrUnsupported, rc.path, err)
+	rc, err := openRchar("/proc/" + pid + "/io")
+	if err != nil {
+		err = fmt.Errorf("%w: %w", ErrUnsupported, err)
 		w.startFailed(err)
 		return err
 	}
+	defer rc.close()
 	w.startOK()
 
 	t := time.NewTicker(opts.LocalTick)

@@ -26,10 +26,13 @@ import (
 // is in no argv or environment), the tmux server's pid, the tick in
 // seconds and every how many ticks to check the server still runs. It checks that bash can time a read out in fractions of a
 // second (bash 4) and that /proc/<pid>/io is readable, and answers
-// "M r" (ready) or "M n REASON" and exits. Then it loops: `read -t TICK`
-// on its stdin is both the sleep and the command input (no fork per
-// tick), and `read < /proc/<pid>/io` (a redirection: no fork) reads the
-// counter. Commands:
+// "M r" (ready) or "M n REASON" and exits. Then it loops: `read -t TICK
+// -u 3` on its stdin is both the sleep and the command input (no fork per
+// tick, and no redirection to set up and undo), and `read < /proc/<pid>/io`
+// (a redirection: no fork) reads the counter. The loop's own stderr is
+// /dev/null (a failed read says nothing, without opening /dev/null each
+// tick); a look's tmux client writes to the stream's stderr (fd 4).
+// Commands:
 //
 //	"L ID N\n" and N lines: the look is now the QuoteArgv command line
 //	         of those lines (ID names it); its cost is learned anew and a
@@ -47,25 +50,25 @@ const remoteBootFormat = `command -v %[1]s >/dev/null 2>&1 || { echo "fleetmux-w
 // stand for a host without bash).
 var remoteBash = "bash"
 
-const remoteLoop = `exec 3<&0 </dev/null; IFS= read -r M <&3 || exit 0; IFS= read -r p <&3 || exit 0; IFS= read -r T <&3 || exit 0; IFS= read -r A <&3 || exit 0; nl=$'\n'; ` +
+const remoteLoop = `exec 3<&0 </dev/null 4>&2 2>/dev/null; IFS= read -r -u 3 M || exit 0; IFS= read -r -u 3 p || exit 0; IFS= read -r -u 3 T || exit 0; IFS= read -r -u 3 A || exit 0; nl=$'\n'; ` +
 	`if [ "${BASH_VERSINFO[0]:-0}" -lt 4 ]; then echo "$M n bash $BASH_VERSION cannot time a read out in fractions of a second"; exit 0; fi; ` +
-	`f=/proc/$p/io; { read -r x r < "$f"; } 2>/dev/null || { echo "$M n $f is not readable"; exit 0; }; ` +
+	`f=/proc/$p/io; read -r x r < "$f" || { echo "$M n $f is not readable"; exit 0; }; ` +
 	`echo "$M r"; c=; id=; last=; k=; s=0; q=; j=0; ` +
 	`while :; do ` +
-	`if IFS= read -r -t "$T" h <&3; then h=$q$h; q=; ` +
+	`if IFS= read -r -t "$T" -u 3 h; then h=$q$h; q=; ` +
 	`case $h in ` +
-	`L\ *) set -- $h; id=$2; n=$3; c=; i=0; while [ $i -lt $n ]; do IFS= read -r l <&3 || exit 0; if [ $i -eq 0 ]; then c=$l; else c=$c$nl$l; fi; i=$((i+1)); done; last=; k=;; ` +
+	`L\ *) set -- $h; id=$2; n=$3; c=; i=0; while [ $i -lt $n ]; do IFS= read -r -u 3 l || exit 0; if [ $i -eq 0 ]; then c=$l; else c=$c$nl$l; fi; i=$((i+1)); done; last=; k=;; ` +
 	`F) last=;; ` +
 	`*) exit 0;; ` +
 	`esac; continue; ` +
 	`else e=$?; [ $e -gt 128 ] || exit 0; q=$q$h; [ -z "$q" ] || continue; fi; ` +
 	`[ -n "$c" ] || continue; ` +
-	`j=$((j+1)); if [ $j -ge $A ]; then j=0; { read -r a < /proc/$p/stat; } 2>/dev/null || a=; a=${a##*) }; case $a in ''|Z*|X*) echo "$M g"; exit 0;; esac; fi; ` +
-	`{ read -r x r < "$f"; } 2>/dev/null || { echo "$M g"; exit 0; }; ` +
+	`j=$((j+1)); if [ $j -ge $A ]; then j=0; read -r a < /proc/$p/stat || a=; a=${a##*) }; case $a in ''|Z*|X*) echo "$M g"; exit 0;; esac; fi; ` +
+	`read -r x r < "$f" || { echo "$M g"; exit 0; }; ` +
 	`[ "$r" = "$last" ] && continue; ` +
-	`s=$((s+1)); echo "$M $s + $id"; eval "$c" 3<&-; st=$?; ` +
-	`{ read -r x r2 < "$f"; } 2>/dev/null || r2=$r; ` +
-	`echo "$M $s $st"; echo "$M $s" >&2; d=$((r2-r)); ` +
+	`s=$((s+1)); echo "$M $s + $id"; eval "$c" 3<&- 2>&4 4>&-; st=$?; ` +
+	`read -r x r2 < "$f" || r2=$r; ` +
+	`echo "$M $s $st"; echo "$M $s" >&4; d=$((r2-r)); ` +
 	`if [ -z "$k" ]; then k=$d; last=; else if [ $d -lt $k ]; then k=$d; fi; last=$((r+k)); fi; ` +
 	`done`
 
