@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -400,5 +401,53 @@ func TestRemoteWatchUnsupported(t *testing.T) {
 	m, why := hub.Mode("h")
 	if m != ModePoll || !strings.Contains(why, "bash") {
 		t.Errorf("Mode = %q (%q), want %q naming bash", m, why, ModePoll)
+	}
+}
+
+// TestRcharReaderRereads: one reader, its file opened once, sees the
+// counter of a process grow as the process reads, and fails once the
+// process is gone.
+func TestRcharReaderRereads(t *testing.T) {
+	cmd := exec.Command("cat")
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	r, err := openRchar(fmt.Sprintf("/proc/%d/io", cmd.Process.Pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.close()
+	prev, err := r.read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		if _, err := in.Write([]byte("0123456789\n")); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			n, err := r.read()
+			if err != nil {
+				t.Fatalf("read %d: %v", i, err)
+			}
+			if n >= prev+11 {
+				prev = n
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("read %d: counter stayed at %d (was %d)", i, n, prev)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	in.Close()
+	cmd.Wait()
+	if n, err := r.read(); err == nil {
+		t.Fatalf("read after the process ended: %d, no error", n)
 	}
 }
