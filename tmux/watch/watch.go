@@ -56,8 +56,8 @@ type Options struct {
 	// Linger is how long a watcher without subscribers keeps running, so
 	// that a run of waits does not start one each time; 0 means 15 s.
 	Linger time.Duration
-	// LocalTick and RemoteTick are how often the counter is read; 0
-	// means 10 ms locally and 20 ms on a host.
+	// LocalTick and RemoteTick are how often the counter is read while
+	// a watcher has subscribers; 0 means 20 ms.
 	LocalTick, RemoteTick time.Duration
 	// LookTimeout bounds one look; 0 means 5 s.
 	LookTimeout time.Duration
@@ -89,7 +89,7 @@ func NewHub(opts Options) *Hub {
 		opts.Linger = 15 * time.Second
 	}
 	if opts.LocalTick <= 0 {
-		opts.LocalTick = 10 * time.Millisecond
+		opts.LocalTick = 20 * time.Millisecond
 	}
 	if opts.RemoteTick <= 0 {
 		opts.RemoteTick = 20 * time.Millisecond
