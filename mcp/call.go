@@ -107,28 +107,34 @@ func (c *Call) Settings() Settings { return c.s.opts.Settings }
 
 // Tmux returns the tmux server the call targets: socket_name argument (or
 // LIBTMUX_SOCKET), LIBTMUX_SOCKET_PATH and LIBTMUX_TMUX_BIN, on the
-// call's host.
+// call's host (TmuxServer).
 func (c *Call) Tmux(ctx context.Context) (*tmux.Server, error) {
-	name := c.StrOr("socket_name", "")
-	if c.Str("socket_name") == nil {
-		name = c.Getenv("LIBTMUX_SOCKET")
+	ex, err := c.s.executor(ctx, c.Host)
+	if err != nil {
+		return nil, err
 	}
-	return c.TmuxFor(ctx, name)
+	return TmuxServer(ex, c.Str("socket_name"), c.IsLocal(), c.Getenv), nil
 }
 
 // TmuxFor returns the tmux server with the given socket name on the
 // call's host.
 func (c *Call) TmuxFor(ctx context.Context, socketName string) (*tmux.Server, error) {
-	r, err := c.s.opts.Backend.Runner(ctx, c.Host)
+	ex, err := c.s.executor(ctx, c.Host)
 	if err != nil {
-		return nil, &HostError{Host: c.Host, Err: err}
+		return nil, err
 	}
-	srv := &tmux.Server{Runner: r, SocketName: socketName}
-	if c.IsLocal() {
-		srv.SocketPath = c.Getenv("LIBTMUX_SOCKET_PATH")
-		srv.Bin = c.Getenv("LIBTMUX_TMUX_BIN")
+	return TmuxServer(ex, &socketName, c.IsLocal(), c.Getenv), nil
+}
+
+// executor is how tmux commands reach host: through the host's runner,
+// or the native client where that runner is the local binary
+// (tmux.NewExecutor decides).
+func (s *Server) executor(ctx context.Context, host string) (tmux.Executor, error) {
+	r, err := s.opts.Backend.Runner(ctx, host)
+	if err != nil {
+		return nil, &HostError{Host: host, Err: err}
 	}
-	return srv, nil
+	return tmux.NewExecutor(r), nil
 }
 
 // Progress sends a progress notification when the client asked for them.

@@ -16,6 +16,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/fleetmux/fleetmux/mcp/age"
 	"github.com/fleetmux/fleetmux/mcp/pyfmt"
 	"github.com/fleetmux/fleetmux/tmux"
 )
@@ -106,7 +107,7 @@ func typeJob(ctx context.Context, c *Call, idleFlag string, payload func(paneID 
 		guarded = len(cmds)
 		return append(cmds, tmux.DisplayMessage(p, jobStateFormat), tmux.SendKeysRaw(p, true, payload(p)), tmux.SendEnter(p))
 	}
-	row, replies, err := c.srv.PaneAct(ctx, c.paneTarget(), act)
+	row, replies, err := tmux.PaneAct(ctx, c.srv, c.paneTarget(), act)
 	if err != nil {
 		return "", jobStart{}, err
 	}
@@ -377,11 +378,11 @@ func (s *Server) jobTmux(ctx context.Context, t *tool, j Job) (*tmux.Server, err
 	if err := s.hostGate(t, j.Host); err != nil {
 		return nil, err
 	}
-	r, err := s.opts.Backend.Runner(ctx, j.Host)
+	ex, err := s.executor(ctx, j.Host)
 	if err != nil {
-		return nil, &HostError{Host: j.Host, Err: err}
+		return nil, err
 	}
-	return &tmux.Server{Runner: r, SocketName: j.SocketName, SocketPath: j.SocketPath, Bin: j.TmuxBin}, nil
+	return &tmux.Server{Executor: ex, SocketName: j.SocketName, SocketPath: j.SocketPath, Bin: j.TmuxBin}, nil
 }
 
 // lookJob asks the job's host, in one request, for the status option, the
@@ -747,31 +748,16 @@ func listJobs(ctx context.Context, c *Call) (any, error) {
 	return out, nil
 }
 
-// parseSince reads list_jobs' since: an age (90m, 36h, 7d, 1d12h) or a
-// time (RFC 3339).
+// parseSince reads list_jobs' since: an age (90m, 36h, 7d, 1d12h; read by
+// package age, as fleetmux audit --since is) or a time (RFC 3339).
 func parseSince(s string, now time.Time) (time.Time, error) {
 	s = strings.TrimSpace(s)
 	if t, err := time.Parse(time.RFC3339, s); err == nil {
 		return t, nil
 	}
-	bad := expectedf("since %s is neither an age (90m, 36h, 7d, 1d12h) nor an RFC 3339 time (2026-03-01T12:00:00Z)", pyfmt.Repr(s))
-	var d time.Duration
-	rest := s
-	if i := strings.IndexByte(rest, 'd'); i >= 0 {
-		days, err := strconv.Atoi(rest[:i])
-		if err != nil || days < 0 || days > 100000 {
-			return time.Time{}, bad
-		}
-		d, rest = time.Duration(days)*24*time.Hour, rest[i+1:]
-	}
-	if rest != "" {
-		x, err := time.ParseDuration(rest)
-		if err != nil || x < 0 {
-			return time.Time{}, bad
-		}
-		d += x
-	} else if rest == s {
-		return time.Time{}, bad
+	d, ok, err := age.Parse(s)
+	if !ok || err != nil {
+		return time.Time{}, expectedf("since %s is neither an age (90m, 36h, 7d, 1d12h) nor an RFC 3339 time (2026-03-01T12:00:00Z)", pyfmt.Repr(s))
 	}
 	return now.Add(-d), nil
 }

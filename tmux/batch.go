@@ -32,13 +32,9 @@ type Reply struct {
 //
 // stderr from a list in which every command ran (a warning) is
 // attributed to the last command.
+//
+// A LoadBuffer in cmds gives the tmux client its stdin.
 func (s *Server) Batch(ctx context.Context, cmds ...Cmd) ([]Reply, error) {
-	return s.BatchInput(ctx, nil, cmds...)
-}
-
-// BatchInput is Batch with bytes on the tmux client's stdin, for a
-// load-buffer - in the list.
-func (s *Server) BatchInput(ctx context.Context, stdin []byte, cmds ...Cmd) ([]Reply, error) {
 	if len(cmds) == 0 {
 		return nil, nil
 	}
@@ -46,7 +42,7 @@ func (s *Server) BatchInput(ctx context.Context, stdin []byte, cmds ...Cmd) ([]R
 	if err != nil {
 		return nil, err
 	}
-	out, err := s.ExecInput(ctx, stdin, plan.Cmds()...)
+	out, err := s.Exec(ctx, plan.Cmds()...)
 	if err != nil {
 		return nil, err
 	}
@@ -75,6 +71,6 @@ func markerAt(b, line []byte) int {
 	return -1
 }
 
-func (s *Server) batchError(c Cmd, out *Output) *CommandError {
+func batchError(s *Server, c Cmd, out *Output) *CommandError {
 	return &CommandError{Sub: c.Name(), Stderr: out.ErrLines(), Argv: s.CmdArgv(c)}
 }

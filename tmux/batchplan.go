@@ -59,12 +59,12 @@ func (p *BatchPlan) Replies(s *Server, out *Output) []Reply {
 		// Every command ran; the last one printed the rest.
 		replies[done] = Reply{Lines: SplitLines(rest), Ran: true}
 		if failed {
-			replies[done].Err, replies[done].ExitCode = s.batchError(cmds[done], out), out.ExitCode
+			replies[done].Err, replies[done].ExitCode = batchError(s, cmds[done], out), out.ExitCode
 		}
 		return replies
 	}
 	// cmds[done] failed: what it printed before failing is the rest of
 	// stdout; nothing after it ran.
-	replies[done] = Reply{Lines: SplitLines(rest), Ran: true, Err: s.batchError(cmds[done], out), ExitCode: out.ExitCode}
+	replies[done] = Reply{Lines: SplitLines(rest), Ran: true, Err: batchError(s, cmds[done], out), ExitCode: out.ExitCode}
 	return replies
 }

@@ -273,4 +273,3 @@ func BenchmarkWaitCPU(b *testing.B) {
 		}
 	}
 }
-

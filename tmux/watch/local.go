@@ -196,7 +196,7 @@ func (w *watcher) lookLocal(ls *lookSet) (*tmux.Output, error) {
 		case <-ctx.Done():
 		}
 	}()
-	out, err := w.srv.ExecInput(ctx, nil, ls.plan.Cmds()...)
+	out, err := w.srv.Exec(ctx, ls.plan.Cmds()...)
 	if err != nil {
 		return nil, fmt.Errorf("watch: look: %w", err)
 	}

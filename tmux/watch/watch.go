@@ -119,7 +119,7 @@ func (h *Hub) Mode(host string) (mode, why string) {
 // Watch subscribes cmds (tmux commands that each print something; they
 // must not change anything) to the server's watcher on host, starting
 // the watcher if needed. local says the host is this machine (the runner
-// then runs tmux here); otherwise srv.Runner must be a
+// then runs tmux here); otherwise srv.Executor must run through a
 // transport.Streamer. The subscriber's first look comes right away;
 // later ones each time a pane of the server printed something.
 // ErrUnsupported means: poll.
@@ -501,7 +501,7 @@ func (w *watcher) run(local bool) {
 	var err error
 	if local {
 		err = w.runLocal()
-	} else if st, ok := w.srv.Runner.(transport.Streamer); ok {
+	} else if st, ok := streamerOf(w.srv); ok {
 		err = w.runRemote(st)
 	} else {
 		err = fmt.Errorf("%w: the host's runner has no streams", ErrUnsupported)
@@ -514,6 +514,17 @@ func (w *watcher) run(local bool) {
 		err = fmt.Errorf("%w: %w", ErrStopped, err)
 	}
 	w.stop(err)
+}
+
+// streamerOf is the runner behind srv's executor when it can open
+// streams (SSH, and fleet's runners around it).
+func streamerOf(srv *tmux.Server) (transport.Streamer, bool) {
+	rr, ok := srv.Executor.(interface{ Runner() transport.Runner })
+	if !ok {
+		return nil, false
+	}
+	st, ok := rr.Runner().(transport.Streamer)
+	return st, ok
 }
 
 func (w *watcher) startFailed(err error) {

@@ -111,7 +111,7 @@ func localServer(t *testing.T) *tmux.Server {
 		t.Fatalf("%v %s", err, out)
 	}
 	t.Cleanup(func() { tmuxtest.Command("-L", sock, "kill-server").Run() })
-	return &tmux.Server{Runner: tmux.NewNative(transport.NewLocal()), SocketName: sock, Bin: os.Getenv(tmuxtest.EnvBin)}
+	return &tmux.Server{Executor: tmux.NewExecutor(transport.NewLocal()), SocketName: sock, Bin: os.Getenv(tmuxtest.EnvBin)}
 }
 
 func firstPane(t *testing.T, srv *tmux.Server) string {
@@ -270,7 +270,7 @@ func TestLocalWatchServerGone(t *testing.T) {
 	}
 	defer s.Close()
 	nextLook(t, s)
-	srv.Run(context.Background(), "kill-server")
+	tmuxtest.Command("-L", srv.SocketName, "kill-server").Run()
 	deadline := time.After(20 * time.Second)
 	for {
 		select {
@@ -305,15 +305,15 @@ func remoteHost(t *testing.T, opts sshtest.HostOptions) (*sshtest.Host, *transpo
 	}, transport.SSHOptions{})
 	t.Cleanup(func() { r.Close() })
 	sock := fmt.Sprintf("fleetmux-test-watchr-%d-%d", os.Getpid(), socketSeq.Add(1))
-	srv := &tmux.Server{Runner: r, SocketName: sock, Bin: h.Tmux}
-	out, err := srv.Run(context.Background(), "-f", "/dev/null", "new-session", "-d", "-s", "s", "bash --norc --noprofile")
-	if err != nil || out.ExitCode != 0 {
-		t.Fatalf("remote new-session: %v %s", err, out.Stderr)
+	srv := &tmux.Server{Executor: tmux.NewExecutor(r), SocketName: sock, Bin: h.Tmux}
+	res, err := r.Run(context.Background(), append(srv.Prefix(), "-f", "/dev/null", "new-session", "-d", "-s", "s", "bash --norc --noprofile"), nil)
+	if err != nil || res.ExitCode != 0 {
+		t.Fatalf("remote new-session: %v %s", err, res.Stderr)
 	}
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		srv.Run(ctx, "kill-server")
+		r.Run(ctx, append(srv.Prefix(), "kill-server"), nil)
 	})
 	return h, r, srv
 }
