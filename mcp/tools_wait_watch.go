@@ -30,7 +30,7 @@ type watchedPolls struct {
 	target   string
 	baseline int
 	deadline time.Time
-	progress func()
+	progress func() // nil: the client wants no progress
 	every    time.Duration
 
 	poll     func() *polls // starts the polling path
@@ -59,8 +59,12 @@ func startWaitSource(ctx context.Context, c *Call, b *boundedTmux, target string
 		}
 		return pollSource{poll()}
 	}
-	return &watchedPolls{ctx: ctx, sub: sub, b: b, target: target, baseline: baseline, deadline: deadline,
-		progress: progress, every: max(interval, 50*time.Millisecond), poll: poll}
+	wp := &watchedPolls{ctx: ctx, sub: sub, b: b, target: target, baseline: baseline, deadline: deadline,
+		every: max(interval, 50*time.Millisecond), poll: poll}
+	if c.WantsProgress() {
+		wp.progress = progress
+	}
+	return wp
 }
 
 // pollSource is the polling path as a waitSource.
@@ -75,8 +79,14 @@ func (p *watchedPolls) next() (pollResult, bool) {
 	}
 	end := time.NewTimer(time.Until(p.deadline))
 	defer end.Stop()
-	tick := time.NewTicker(p.every)
-	defer tick.Stop()
+	// Progress ticks only for a client that asked for progress: a
+	// silent wait wakes nobody otherwise.
+	var tick <-chan time.Time
+	if p.progress != nil {
+		t := time.NewTicker(p.every)
+		defer t.Stop()
+		tick = t.C
+	}
 	for {
 		select {
 		case <-p.sub.Ready():
@@ -93,7 +103,7 @@ func (p *watchedPolls) next() (pollResult, bool) {
 			p.seq++
 			st, rows, err := pollReplies(replies[0], replies[1], p.baseline)
 			return pollResult{seq: p.seq, st: st, rows: rows, err: err}, true
-		case <-tick.C:
+		case <-tick:
 			// The anchor reports progress on every poll; a watched wait
 			// reports it as often, without polling.
 			p.progress()

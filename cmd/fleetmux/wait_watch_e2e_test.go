@@ -21,8 +21,9 @@ import (
 	"github.com/fleetmux/fleetmux/transport/sshtest"
 )
 
-// watchFleet is one sshd reached as "w" (direct) and "wslow" (through a
-// proxy delaying each way by rtt/2), and an in-process fleetmux on it.
+// watchFleet is one sshd reached as "w" and "w2" (direct) and "wslow"
+// (through a proxy delaying each way by rtt/2), and an in-process
+// fleetmux on it.
 type watchFleet struct {
 	host *sshtest.Host
 	cs   *sdk.ClientSession
@@ -42,7 +43,7 @@ func startWatchFleet(tb testing.TB, rtt time.Duration, poll bool) *watchFleet {
 			alias, port, env.User, env.UserKeyFile, kh, h.KnownHostsName())
 	}
 	cfgPath := filepath.Join(dir, "ssh_config")
-	if err := os.WriteFile(cfgPath, []byte(block("w", strconv.Itoa(h.Port))+block("wslow", proxyPort)), 0o600); err != nil {
+	if err := os.WriteFile(cfgPath, []byte(block("w", strconv.Itoa(h.Port))+block("w2", strconv.Itoa(h.Port))+block("wslow", proxyPort)), 0o600); err != nil {
 		tb.Fatal(err)
 	}
 	inv, err := fleet.LoadInventory(fleet.InventoryOptions{UserConfig: cfgPath})
@@ -161,6 +162,66 @@ func TestWaitWatchedEndToEnd(t *testing.T) {
 	}
 	if m["outcome"] != "matched" {
 		t.Fatalf("wait across a dropped connection: %v", m)
+	}
+}
+
+// TestWaitFanOutWatched: a wait_for_text fanned out over three hosts
+// ends on each when the text appears, and each host's wait ran on its
+// watcher (list_hosts says watch for all three).
+func TestWaitFanOutWatched(t *testing.T) {
+	wf := startWatchFleet(t, 0, false)
+	name := fmt.Sprintf("fan%d", time.Now().UnixNano()%1e9)
+	m, text, isErr := wf.call(t, "create_session", map[string]any{"host": "w", "session_name": name})
+	if isErr {
+		t.Fatalf("create_session: %s", text)
+	}
+	t.Cleanup(func() { wf.call(t, "kill_session", map[string]any{"host": "w", "session_name": name}) })
+	pane, _ := m["active_pane_id"].(string)
+	// The hosts' waits enter at different moments (each connection is
+	// dialled by the fan-out): the text is printed again until the call
+	// returns, so each wait sees it after its entry.
+	stop := make(chan struct{})
+	printed := make(chan struct{})
+	go func() {
+		defer close(printed)
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(700 * time.Millisecond):
+			}
+			wf.call(t, "send_keys", map[string]any{"host": "w", "pane_id": pane, "keys": "echo fan''ned"})
+		}
+	}()
+	res, err := wf.cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "wait_for_text",
+		Arguments: map[string]any{"host": []any{"w", "w2", "wslow"}, "session_name": name, "patterns": []any{"fanned"}, "timeout": 20}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	close(stop)
+	<-printed
+	raw, _ := json.Marshal(res)
+	if res.IsError || strings.Count(string(raw), `"outcome":"matched"`) != 3 {
+		t.Fatalf("fan-out wait: %s", raw)
+	}
+	_, text, _ = wf.call(t, "list_hosts", map[string]any{})
+	var hosts []struct {
+		Host string  `json:"host"`
+		Wait *string `json:"wait"`
+	}
+	if err := json.Unmarshal([]byte(text), &hosts); err != nil {
+		t.Fatalf("list_hosts: %v: %s", err, text)
+	}
+	watched := map[string]string{}
+	for _, h := range hosts {
+		if h.Wait != nil {
+			watched[h.Host] = *h.Wait
+		}
+	}
+	for _, h := range []string{"w", "w2", "wslow"} {
+		if watched[h] != "watch" {
+			t.Errorf("host %s waited by %q, want watch (%s)", h, watched[h], text)
+		}
 	}
 }
 
