@@ -257,9 +257,13 @@ func selfCPU() time.Duration {
 
 // BenchmarkWaitCPU prints CPU per waiting second on silent panes, host
 // side (sshd and everything it started, and the tmux servers) and
-// fleetmux side, for 1 and 20 concurrent waits, local and remote, with
-// the watcher and with polling (the baseline), and the reaction of a
-// wait over a 40 ms RTT link. Run with -bench WaitCPU -benchtime 1x.
+// fleetmux side, for 1 and 20 concurrent waits locally, on one SSH host
+// and spread over three, with the watcher and with polling (the
+// baseline): over the whole wait (its fixed start and end included) and
+// in its steady middle (from 1 s to 4 s of a 5 s wait). Then the
+// reaction of a wait over a 40 ms RTT link, from the moment the pane's
+// command printed (its own timestamp, same clock) to the wait's return.
+// Run with -bench WaitCPU -benchtime 1x.
 func BenchmarkWaitCPU(b *testing.B) {
 	const waitSecs = 5
 	for b.Loop() {
@@ -269,68 +273,86 @@ func BenchmarkWaitCPU(b *testing.B) {
 			if poll {
 				mode = "poll"
 			}
-			for _, host := range []string{"local", "w"} {
-				for _, n := range []int{1, 20} {
-					var panes []string
-					for range n {
-						panes = append(panes, wf.session(b, host))
-					}
-					hostPids := func() []int {
-						pids := append([]int{wf.host.PID()}, sshtest.Descendants(wf.host.PID())...)
-						return pids
-					}
-					m, _, _ := wf.call(b, "display_message", map[string]any{"host": host, "pane_id": panes[0], "format_string": "#{pid}"})
-					var tmuxPids []int
-					if txt, ok := m["result"].(string); ok {
-						if pid, err := strconv.Atoi(strings.TrimSpace(txt)); err == nil {
-							tmuxPids = []int{pid}
-						}
-					}
-					if tmuxPids == nil {
-						_, txt, _ := wf.call(b, "display_message", map[string]any{"host": host, "pane_id": panes[0], "format_string": "#{pid}"})
-						if pid, err := strconv.Atoi(strings.TrimSpace(txt)); err == nil {
-							tmuxPids = []int{pid}
-						}
-					}
-					time.Sleep(time.Second) // the shells start
-					h0, t0, s0 := cpuOf(hostPids()), cpuOf(tmuxPids), selfCPU()
-					start := time.Now()
-					done := make(chan struct{}, n)
-					for _, p := range panes {
-						go func() {
-							wf.call(b, "wait_for_text", map[string]any{"host": host, "pane_id": p, "patterns": []any{"never-printed-xyz"}, "timeout": waitSecs})
-							done <- struct{}{}
-						}()
-					}
-					for range n {
-						<-done
-					}
-					el := time.Since(start).Seconds()
-					h1, t1, s1 := cpuOf(hostPids()), cpuOf(tmuxPids), selfCPU()
-					hostSide := (h1 - h0 + t1 - t0).Seconds() / el * 100
-					fm := (s1 - s0).Seconds() / el * 100
-					fmt.Fprintf(os.Stderr, "%-5s %-5s %2d waits: host side %6.2f%% of a core (tmux servers %5.2f%%), fleetmux %6.2f%%\n",
-						mode, host, n, hostSide, (t1-t0).Seconds()/el*100, fm)
+			for _, sc := range []struct {
+				label string
+				hosts []string
+				n     int
+			}{
+				{"local", []string{"local"}, 1}, {"local", []string{"local"}, 20},
+				{"w", []string{"w"}, 1}, {"w", []string{"w"}, 20},
+				{"3 hosts", []string{"w", "w2", "wslow"}, 20},
+			} {
+				type target struct{ host, pane string }
+				var targets []target
+				for i := range sc.n {
+					h := sc.hosts[i%len(sc.hosts)]
+					targets = append(targets, target{h, wf.session(b, h)})
 				}
+				hostPids := func() []int {
+					return append([]int{wf.host.PID()}, sshtest.Descendants(wf.host.PID())...)
+				}
+				var tmuxPids []int
+				for _, h := range []string{"local", "w"} {
+					_, txt, _ := wf.call(b, "display_message", map[string]any{"host": h, "format_string": "#{pid}"})
+					if pid, err := strconv.Atoi(strings.TrimSpace(txt)); err == nil {
+						tmuxPids = append(tmuxPids, pid)
+					}
+				}
+				time.Sleep(time.Second) // the shells start
+				type snap struct{ host, tmux, self time.Duration }
+				take := func() snap { return snap{cpuOf(hostPids()), cpuOf(tmuxPids), selfCPU()} }
+				s0 := take()
+				start := time.Now()
+				done := make(chan struct{}, sc.n)
+				for _, tg := range targets {
+					go func() {
+						wf.call(b, "wait_for_text", map[string]any{"host": tg.host, "pane_id": tg.pane, "patterns": []any{"never-printed-xyz"}, "timeout": waitSecs})
+						done <- struct{}{}
+					}()
+				}
+				time.Sleep(time.Second)
+				m0, mt0 := take(), time.Now()
+				time.Sleep(3 * time.Second)
+				m1, mt1 := take(), time.Now()
+				for range sc.n {
+					<-done
+				}
+				el := time.Since(start).Seconds()
+				s1 := take()
+				pct := func(a, z snap, secs float64) (float64, float64) {
+					return (z.host - a.host + z.tmux - a.tmux).Seconds() / secs * 100, (z.self - a.self).Seconds() / secs * 100
+				}
+				wh, wfm := pct(s0, s1, el)
+				mh, mfm := pct(m0, m1, mt1.Sub(mt0).Seconds())
+				fmt.Fprintf(os.Stderr, "%-5s %-7s %2d waits: whole wait: host side %6.2f%% + fleetmux %6.2f%% = %6.2f%%; steady: host side %5.2f%% + fleetmux %5.2f%% = %5.2f%% of a core\n",
+					mode, sc.label, sc.n, wh, wfm, wh+wfm, mh, mfm, mh+mfm)
 			}
-			// Reaction over a 40 ms RTT link.
+			// Reaction over a 40 ms RTT link: the pane prints a word and
+			// the host's clock; the wait runs over the slow alias.
 			pane := wf.session(b, "wslow")
 			var reacts []time.Duration
-			for i := range 5 {
+			for i := range 7 {
 				word := fmt.Sprintf("react%d", i)
-				sent := make(chan time.Time, 1)
 				go func() {
-					time.Sleep(400 * time.Millisecond)
-					// Typed locally into the same tmux server on the host
-					// (the fast alias), so only the wait crosses the link.
-					wf.call(b, "send_keys", map[string]any{"host": "w", "pane_id": pane, "keys": "echo " + word[:3] + "''" + word[3:]})
-					sent <- time.Now()
+					// Typed over the fast alias into the same tmux server.
+					wf.call(b, "send_keys", map[string]any{"host": "w", "pane_id": pane, "keys": "sleep 0.6; echo " + word[:3] + "''" + word[3:] + " $(date +%s%N)"})
 				}()
-				wf.call(b, "wait_for_text", map[string]any{"host": "wslow", "pane_id": pane, "patterns": []any{word}, "timeout": 10})
+				m, _, _ := wf.call(b, "wait_for_text", map[string]any{"host": "wslow", "pane_id": pane, "patterns": []any{word + ` \d+`}, "regex": true, "timeout": 10})
 				end := time.Now()
-				reacts = append(reacts, end.Sub(<-sent))
+				lines, _ := m["matched_lines"].([]any)
+				if len(lines) == 0 {
+					continue
+				}
+				f := strings.Fields(fmt.Sprint(lines[0]))
+				ns, err := strconv.ParseInt(f[len(f)-1], 10, 64)
+				if err != nil {
+					continue
+				}
+				reacts = append(reacts, end.Sub(time.Unix(0, ns)))
 			}
-			fmt.Fprintf(os.Stderr, "%-5s reaction at 40 ms RTT: p50 %.1f ms (%v)\n", mode, ms(p50(reacts)), reacts)
+			if len(reacts) > 0 {
+				fmt.Fprintf(os.Stderr, "%-5s reaction at 40 ms RTT (from the pane's print): p50 %.1f ms (%v)\n", mode, ms(p50(reacts)), reacts)
+			}
 		}
 	}
 }
