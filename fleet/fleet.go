@@ -249,6 +249,14 @@ func (rr *recordingRunner) Run(ctx context.Context, argv []string, stdin []byte)
 	return res, err
 }
 
+// Stream opens a long-lived stream on the host (transport.Streamer):
+// the wait watchers run there.
+func (rr *recordingRunner) Stream(ctx context.Context) (*transport.Stream, error) {
+	st, err := rr.r.ssh.Load().Stream(ctx)
+	rr.f.note(ctx, rr.r, err)
+	return st, err
+}
+
 // note records a connect or a connection failure once per transition.
 func (f *Fleet) note(ctx context.Context, r *remote, err error) {
 	st := r.ssh.Load().Status()

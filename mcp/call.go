@@ -137,6 +137,12 @@ func (s *Server) executor(ctx context.Context, host string) (tmux.Executor, erro
 	return tmux.NewExecutor(r), nil
 }
 
+// WantsProgress reports whether the client asked for progress (sent a
+// progress token): without one Progress sends nothing.
+func (c *Call) WantsProgress() bool {
+	return c.req != nil && c.req.Session != nil && c.req.Params != nil && c.req.Params.GetProgressToken() != nil
+}
+
 // Progress sends a progress notification when the client asked for them.
 func (c *Call) Progress(ctx context.Context, progress, total float64, msg string) error {
 	if c.req == nil || c.req.Session == nil || c.req.Params == nil {

@@ -24,6 +24,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/fleetmux/fleetmux/mcp/pyfmt"
+	"github.com/fleetmux/fleetmux/tmux/watch"
 	"github.com/fleetmux/fleetmux/transport"
 )
 
@@ -109,6 +110,9 @@ type Options struct {
 	MaxCallSeconds float64
 	// Jobs persists jobs (nil: this process's memory only).
 	Jobs JobStore
+	// PollWaits makes wait_for_text poll even where a watcher could run
+	// (the baseline of the wait benchmarks).
+	PollWaits bool
 }
 
 // Server is the fleetmux MCP server.
@@ -128,6 +132,9 @@ type Server struct {
 	background sync.WaitGroup
 	jobs       *jobStore
 	jobsWarn   sync.Once
+	// watch tells waits when a tmux server's panes printed something
+	// (tools_wait_watch.go).
+	watch *watch.Hub
 }
 
 // New builds the server: instructions, the tool table filtered by tier,
@@ -142,7 +149,8 @@ func New(opts Options) (*Server, error) {
 	if opts.Backend == nil {
 		opts.Backend = LocalBackend()
 	}
-	s := &Server{opts: opts, log: opts.Logger, byName: map[string]*tool{}, getenv: opts.Getenv, sessionID: newSessionID()}
+	s := &Server{opts: opts, log: opts.Logger, byName: map[string]*tool{}, getenv: opts.Getenv, sessionID: newSessionID(),
+		watch: watch.NewHub(watch.Options{Logger: opts.Logger})}
 	if opts.Toolsets != nil {
 		s.sets = map[string]bool{}
 		for _, name := range opts.Toolsets {

@@ -17,6 +17,11 @@ type HostStatus struct {
 	LastErrorAt *string  `json:"last_error_at"`
 	LastConnect *string  `json:"last_connect"`
 	RTTMillis   *float64 `json:"rtt_ms"`
+	// Wait is how waits on the host wait: "watch" (a watcher reports
+	// output), "poll" (the host cannot run one; WaitNote says why), or
+	// null before the first wait there.
+	Wait     *string `json:"wait"`
+	WaitNote *string `json:"wait_note"`
 }
 
 // HostLister is implemented by fleet backends that can describe their
@@ -30,5 +35,14 @@ func listHosts(ctx context.Context, c *Call) (any, error) {
 	if !ok {
 		return []HostStatus{}, nil
 	}
-	return hl.HostStatuses(ctx, c.s.opts.Settings.Safety), nil
+	hosts := hl.HostStatuses(ctx, c.s.opts.Settings.Safety)
+	for i := range hosts {
+		if mode, why := c.s.watch.Mode(hosts[i].Host); mode != "" {
+			hosts[i].Wait = &mode
+			if why != "" {
+				hosts[i].WaitNote = &why
+			}
+		}
+	}
+	return hosts, nil
 }

@@ -590,16 +590,19 @@ func waitForText(ctx context.Context, c *Call) (any, error) {
 		sawAlternate = entry.AlternateOn
 		lastRows     []string
 	)
-	var polls *polls
-loop:
-	for {
+	var polls waitSource
+	progress := func() {
 		elapsed := time.Since(start).Seconds()
 		_ = c.Progress(ctx, elapsed, effective, fmt.Sprintf("Waiting on pane %s: %.1fs elapsed, %.1fs left", target, elapsed, max(effective-elapsed, 0)))
+	}
+loop:
+	for {
+		progress()
 
 		st, rows := first.st, first.rows
 		if !first.ok {
 			if polls == nil {
-				polls = startPolls(ctx, &c.s.background, b, target, baselineAbs, min(durSeconds(interval), pollPeriod), deadline)
+				polls = startWaitSource(ctx, c, b, target, baselineAbs, durSeconds(interval), deadline, progress)
 				defer polls.stop()
 			}
 			r, more := polls.next()

@@ -38,47 +38,15 @@ func (s *Server) Batch(ctx context.Context, cmds ...Cmd) ([]Reply, error) {
 	if len(cmds) == 0 {
 		return nil, nil
 	}
-	marker, err := newMarker("fleetmux-batch-")
+	plan, err := NewBatchPlan(cmds...)
 	if err != nil {
 		return nil, err
 	}
-	list := make([]Cmd, 0, 2*len(cmds))
-	for i, c := range cmds {
-		list = append(list, c)
-		if i < len(cmds)-1 {
-			list = append(list, cmd("display-message", "-p", fmt.Sprintf("%s-%d", marker, i)))
-		}
-	}
-	out, err := s.Exec(ctx, list...)
+	out, err := s.Exec(ctx, plan.Cmds()...)
 	if err != nil {
 		return nil, err
 	}
-	replies := make([]Reply, len(cmds))
-	rest := out.Stdout
-	done := 0 // commands whose end was seen
-	for done < len(cmds)-1 {
-		line := []byte(fmt.Sprintf("%s-%d\n", marker, done))
-		i := markerAt(rest, line)
-		if i < 0 {
-			break
-		}
-		replies[done] = Reply{Lines: SplitLines(rest[:i]), Ran: true}
-		rest = rest[i+len(line):]
-		done++
-	}
-	failed := out.ExitCode != 0 || len(bytes.TrimSpace(out.Stderr)) > 0
-	if done == len(cmds)-1 && out.ExitCode == 0 {
-		// Every command ran; the last one printed the rest.
-		replies[done] = Reply{Lines: SplitLines(rest), Ran: true}
-		if failed {
-			replies[done].Err, replies[done].ExitCode = batchError(s, cmds[done], out), out.ExitCode
-		}
-		return replies, nil
-	}
-	// cmds[done] failed: what it printed before failing is the rest of
-	// stdout; nothing after it ran.
-	replies[done] = Reply{Lines: SplitLines(rest), Ran: true, Err: batchError(s, cmds[done], out), ExitCode: out.ExitCode}
-	return replies, nil
+	return plan.Replies(s, out), nil
 }
 
 // newMarker is prefix and 96 random bits in hex: a line no pane content

@@ -80,6 +80,10 @@ func (e execExecutor) Execute(ctx context.Context, s *Server, req Request) (*Out
 	return runArgv(ctx, e.r, s, req)
 }
 
+// Runner is the runner the executor's requests go through (package watch
+// opens its streams on it).
+func (e execExecutor) Runner() transport.Runner { return e.r }
+
 func runArgv(ctx context.Context, r transport.Runner, s *Server, req Request) (*Output, error) {
 	if req.unnested() {
 		ctx = transport.WithEnvUnset(ctx, "TMUX")

@@ -42,6 +42,9 @@ const (
 	// sets no ServerAliveInterval: a controller must notice dead peers
 	// whatever the user's interactive settings are.
 	DefaultKeepaliveInterval = 15 * time.Second
+	// DefaultMaxStreams is how many sessions streams hold on top of
+	// MaxSessions: DefaultMaxSessions plus it stays below OpenSSH's 10.
+	DefaultMaxStreams = 1
 	// channelReserve is how many session slots the command channels leave
 	// for per-command sessions (overflow, large stdin, channel start-up).
 	channelReserve = 2
@@ -53,6 +56,12 @@ type SSHOptions struct {
 	// (command channels included). Keep it below the server's MaxSessions.
 	// 0 means DefaultMaxSessions.
 	MaxSessions int
+	// MaxStreams is how many session slots are kept for streams (a
+	// host's wait watcher) on top of MaxSessions, so that a watcher
+	// starts even while commands fill every other slot; a stream beyond
+	// them takes an ordinary slot. 0 means DefaultMaxStreams; negative
+	// means none.
+	MaxStreams int
 	// MaxChannels caps the long-lived command channels; 0 means
 	// MaxSessions-2 (at least 1).
 	MaxChannels int
@@ -130,6 +139,12 @@ var _ Runner = (*SSH)(nil)
 func NewSSH(cfg *SSHConfig, opts SSHOptions) *SSH {
 	if opts.MaxSessions <= 0 {
 		opts.MaxSessions = DefaultMaxSessions
+	}
+	switch {
+	case opts.MaxStreams == 0:
+		opts.MaxStreams = DefaultMaxStreams
+	case opts.MaxStreams < 0:
+		opts.MaxStreams = 0
 	}
 	if opts.MaxChannels <= 0 {
 		opts.MaxChannels = max(opts.MaxSessions-channelReserve, 1)

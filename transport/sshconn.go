@@ -28,6 +28,9 @@ type sshConn struct {
 	// sem holds one token per open session: command channels and
 	// per-command sessions alike.
 	sem chan struct{}
+	// streamSem holds one token per stream in a slot kept for streams
+	// (SSHOptions.MaxStreams), on top of sem.
+	streamSem chan struct{}
 
 	done      chan struct{} // closed when the connection is dead
 	closeOnce sync.Once
@@ -42,13 +45,14 @@ type sshConn struct {
 
 func newSSHConn(s *SSH, client *ssh.Client, hops []*ssh.Client) *sshConn {
 	return &sshConn{
-		s:       s,
-		client:  client,
-		hops:    hops,
-		since:   time.Now(),
-		sem:     make(chan struct{}, s.opts.MaxSessions),
-		done:    make(chan struct{}),
-		changed: make(chan struct{}),
+		s:         s,
+		client:    client,
+		hops:      hops,
+		since:     time.Now(),
+		sem:       make(chan struct{}, s.opts.MaxSessions),
+		streamSem: make(chan struct{}, s.opts.MaxStreams),
+		done:      make(chan struct{}),
+		changed:   make(chan struct{}),
 	}
 }
 
