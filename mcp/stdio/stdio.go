@@ -1,4 +1,6 @@
-package mcp
+// Package stdio frames MCP over stdin and stdout: one JSON-RPC message per line,
+// with parse errors, over-long lines and batches answered the reference's way.
+package stdio
 
 import (
 	"bufio"
@@ -30,7 +32,7 @@ var parseErrorLine = []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"
 // tooLongLine answers a line longer than MaxLineLength.
 var tooLongLine = []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: line exceeds the maximum length"}}` + "\n")
 
-// NewStdioTransport returns the stdio transport fleetmux serves on: the
+// NewTransport returns the stdio transport fleetmux serves on: the
 // SDK's newline-delimited JSON-RPC over in and out, with a line filter in
 // front that makes it robust to what real clients and shell pipes send:
 //
@@ -49,7 +51,7 @@ var tooLongLine = []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"mes
 //   - when in ends, the requests already received are answered before
 //     the session ends (bounded by drainTimeout), so
 //     `printf '...' | fleetmux` gets every answer.
-func NewStdioTransport(in io.Reader, out io.Writer, log *slog.Logger) sdk.Transport {
+func NewTransport(in io.Reader, out io.Writer, log *slog.Logger) sdk.Transport {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
