@@ -257,7 +257,7 @@ func coerceDictArg(name string, v any) (map[string]any, error) {
 		if x == "" {
 			return nil, nil
 		}
-		dv, err := decodePyJSON(x)
+		dv, err := pyfmt.DecodeJSON(x)
 		if err != nil {
 			return nil, &ToolError{Msg: fmt.Sprintf("Invalid %s JSON: %s", name, err.Error()), Expected: true, Class: "JSONDecodeError"}
 		}

@@ -1,4 +1,4 @@
-package mcp
+package pyfmt
 
 import (
 	"encoding/json"
@@ -7,14 +7,14 @@ import (
 	"strings"
 )
 
-// pyJSONError mimics Python's json.JSONDecodeError text:
+// jsonError mimics Python's json.JSONDecodeError text:
 // "<msg>: line L column C (char N)".
-type pyJSONError struct{ msg string }
+type jsonError struct{ msg string }
 
-func (e *pyJSONError) Error() string { return e.msg }
+func (e *jsonError) Error() string { return e.msg }
 
-// decodePyJSON decodes s as JSON; errors are worded like Python's.
-func decodePyJSON(s string) (any, error) {
+// DecodeJSON decodes s as JSON; errors are worded like Python's.
+func DecodeJSON(s string) (any, error) {
 	dec := json.NewDecoder(strings.NewReader(s))
 	dec.UseNumber()
 	var v any
@@ -30,19 +30,19 @@ func decodePyJSON(s string) (any, error) {
 		if strings.TrimSpace(s) == "" {
 			off = len(s)
 		}
-		return nil, &pyJSONError{fmt.Sprintf("Expecting value: %s", pyPos(s, off))}
+		return nil, &jsonError{fmt.Sprintf("Expecting value: %s", jsonPos(s, off))}
 	}
 	if dec.More() {
 		off := int(dec.InputOffset())
 		for off < len(s) && strings.ContainsRune(" \t\r\n", rune(s[off])) {
 			off++
 		}
-		return nil, &pyJSONError{fmt.Sprintf("Extra data: %s", pyPos(s, off))}
+		return nil, &jsonError{fmt.Sprintf("Extra data: %s", jsonPos(s, off))}
 	}
 	return v, nil
 }
 
-func pyPos(s string, off int) string {
+func jsonPos(s string, off int) string {
 	if off > len(s) {
 		off = len(s)
 	}
