@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/fleetmux/fleetmux/mcp/surface"
 	"path"
 	"strings"
 	"sync"
@@ -104,7 +105,7 @@ func (s *Server) attempt(ctx context.Context, req *sdk.CallToolRequest, t *tool,
 			extra["serial"], extra["max_failures"], extra["host_timeout"] = nil, nil, nil
 		}
 	}
-	args, err := validateArgs(t.spec, raw, t.defaults(s.opts.Settings), extra)
+	args, err := surface.Validate(t.spec, raw, t.defaults(s.opts.Settings), extra)
 	if err != nil {
 		var ve *ValidationError
 		if errors.As(err, &ve) {

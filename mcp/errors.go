@@ -3,6 +3,7 @@ package mcp
 import (
 	"errors"
 	"fmt"
+	"github.com/fleetmux/fleetmux/mcp/surface"
 
 	"github.com/fleetmux/fleetmux/tmux"
 	"github.com/fleetmux/fleetmux/transport"
@@ -133,3 +134,6 @@ func isTransient(err error) bool {
 	var ce *tmux.CommandError
 	return errors.As(err, &ce)
 }
+
+// ValidationError is a failed argument check (package surface validates).
+type ValidationError = surface.ValidationError

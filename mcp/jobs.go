@@ -3,16 +3,14 @@ package mcp
 import (
 	"context"
 	_ "embed"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
+	"github.com/fleetmux/fleetmux/mcp/surface"
 	"sort"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/fleetmux/fleetmux/mcp/pyfmt"
 )
 
 // Extensions: what fleetmux adds to the anchor's surface in fleet mode
@@ -219,80 +217,12 @@ func (s *jobStore) update(ctx context.Context, id string, fn func(j *Job) bool) 
 	return j, changed, fellBack, err
 }
 
-// ---- surface ----
-
-//go:embed surface_jobs.json
-var jobsSurfaceJSON []byte
-
-// extParam is a parameter the extensions add to an anchor tool, with its
-// schema.
-type extParam struct {
-	paramSpec
-	Schema json.RawMessage `json:"schema"`
-}
-
-type jobsToolSpec struct {
-	toolSpec
-	// FleetParams are left out of the schema in local mode.
-	FleetParams []string `json:"fleet_params"`
-}
-
-type jobsSurface struct {
-	Tools       []*jobsToolSpec         `json:"tools"`
-	Params      map[string][]extParam   `json:"params"`
-	ModelFields map[string][]modelField `json:"model_fields"`
-	Models      map[string][]modelField `json:"models"`
-}
-
-// extModelSuffix names the extended copy of a model (its schema is the
-// model's plus the extension fields; the name never reaches a client).
-const extModelSuffix = "+ext"
-
-var jobsSpec = mustLoadJobsSurface()
-
-func mustLoadJobsSurface() *jobsSurface {
-	var js jobsSurface
-	if err := json.Unmarshal(jobsSurfaceJSON, &js); err != nil {
-		panic(fmt.Sprintf("mcp: embedded surface_jobs.json: %v", err))
-	}
-	for name, m := range js.Models {
-		spec.Models[name] = m
-	}
-	for name, extra := range js.ModelFields {
-		base, ok := spec.Models[name]
-		if !ok {
-			panic("mcp: surface_jobs.json extends unknown model " + name)
-		}
-		spec.Models[name+extModelSuffix] = append(slices.Clone(base), extra...)
-	}
-	return &js
-}
-
-// jobToolSpecs are the extension tools' specs (joined to toolDefs with the
-// others).
-func jobToolSpecs() []*toolSpec {
-	out := make([]*toolSpec, len(jobsSpec.Tools))
-	for i, t := range jobsSpec.Tools {
-		out[i] = &t.toolSpec
-	}
-	return out
-}
-
-func isJobTool(name string) bool {
-	for _, t := range jobsSpec.Tools {
-		if t.Name == name {
-			return true
-		}
-	}
-	return false
-}
-
 // served reports whether this configuration serves the tool: extension
 // tools in fleet mode or with --extensions, the other fleet-only tools
 // (no host parameter: list_hosts) in fleet mode, the anchor's always.
-func (s *Server) served(ts *toolSpec) bool {
+func (s *Server) served(ts *surface.Tool) bool {
 	switch {
-	case isJobTool(ts.Name):
+	case surface.IsJobTool(ts.Name):
 		return s.extended()
 	case ts.NoHostParam:
 		return s.opts.Backend.Fleet()
@@ -303,74 +233,31 @@ func (s *Server) served(ts *toolSpec) bool {
 // servedSpec is the spec a tool is served with: with the extensions on,
 // the anchor tools gain their extension parameters (run_command's detach)
 // and result fields; in local mode, fleet-only parameters are left out.
-func (s *Server) servedSpec(ts *toolSpec) *toolSpec {
+func (s *Server) servedSpec(ts *surface.Tool) *surface.Tool {
 	if !s.extended() {
 		return ts
 	}
 	out := ts
-	if params := jobsSpec.Params[ts.Name]; len(params) > 0 {
-		out = withParams(out, params)
+	if params := surface.JobsSpec.Params[ts.Name]; len(params) > 0 {
+		out = surface.WithParams(out, params)
 	}
-	if _, ok := spec.Models[ts.Returns+extModelSuffix]; ok {
+	if _, ok := surface.Spec.Models[ts.Returns+surface.ExtModelSuffix]; ok {
 		if out == ts {
 			c := *ts
 			out = &c
 		}
-		out.Returns = ts.Returns + extModelSuffix
+		out.Returns = ts.Returns + surface.ExtModelSuffix
 	}
 	if !s.opts.Backend.Fleet() {
-		for _, jt := range jobsSpec.Tools {
+		for _, jt := range surface.JobsSpec.Tools {
 			if jt.Name == ts.Name {
 				for _, p := range jt.FleetParams {
-					out = withoutParam(out, p)
+					out = surface.WithoutParam(out, p)
 				}
 			}
 		}
 	}
 	return out
-}
-
-// withParams returns a copy of ts with params appended (to the parameter
-// list and to the input schema's properties).
-func withParams(ts *toolSpec, params []extParam) *toolSpec {
-	c := *ts
-	c.Params = slices.Clone(ts.Params)
-	root := decodeSchema(ts)
-	props, _ := root.Get("properties")
-	pm := props.(*pyfmt.OMap)
-	for _, p := range params {
-		c.Params = append(c.Params, p.paramSpec)
-		v, err := pyfmt.DecodeOrdered(p.Schema)
-		if err != nil {
-			panic(fmt.Sprintf("mcp: schema of %s.%s: %v", ts.Name, p.Name, err))
-		}
-		pm.Set(p.Name, v)
-	}
-	c.InputSchemaRaw = json.RawMessage(pyfmt.Compact(root))
-	return &c
-}
-
-// withoutParam returns a copy of ts without the parameter name.
-func withoutParam(ts *toolSpec, name string) *toolSpec {
-	c := *ts
-	c.Params = slices.DeleteFunc(slices.Clone(ts.Params), func(p paramSpec) bool { return p.Name == name })
-	root := decodeSchema(ts)
-	props, _ := root.Get("properties")
-	props.(*pyfmt.OMap).Delete(name)
-	c.InputSchemaRaw = json.RawMessage(pyfmt.Compact(root))
-	return &c
-}
-
-func decodeSchema(ts *toolSpec) *pyfmt.OMap {
-	v, err := pyfmt.DecodeOrdered(ts.InputSchemaRaw)
-	if err != nil {
-		panic(fmt.Sprintf("mcp: schema of %s: %v", ts.Name, err))
-	}
-	root := v.(*pyfmt.OMap)
-	if _, ok := root.Get("properties"); !ok {
-		root.Set("properties", pyfmt.NewOMap())
-	}
-	return root
 }
 
 // ---- audit: the jobs a call started ----
@@ -411,33 +298,4 @@ func notedJobs(ctx context.Context) string {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	return strings.Join(n.jobs, ",")
-}
-
-// ---- descriptions ----
-
-var jobToolDescriptions = map[string]string{
-	"get_job":    "Report a job started by run_command (detach=true, or a run_command that answered pending): status running, exited or lost (its pane or tmux server went away without an exit status), exit status, start and end, and the last lines of its output read from the pane (at most the visible screen, from the line the command was typed on). Works after fleetmux restarted or lost its SSH connection: the host keeps the exit status.",
-	"list_jobs":  "List the jobs run_command started (detach=true or pending), newest first, with their current status; running jobs are checked on their hosts. Filter by host, status and since.",
-	"cancel_job": "Interrupt a running job: types C-c into its pane, then after grace_seconds sends SIGTERM and, 2 s later, SIGKILL to the pane's foreground process group (never the pane's shell). The pane and its shell stay. Returns the job as it is afterwards and the signals sent.",
-}
-
-var jobParamDescriptions = map[string]string{
-	"run_command.detach":       "Return at once with a job id instead of waiting: the command runs on in the pane and its exit status is kept on the host; read it with get_job (also after a restart), stop it with cancel_job. timeout is not used.",
-	"get_job.job_id":           "Job id returned by run_command (job_id) or list_jobs.",
-	"cancel_job.job_id":        "Job id returned by run_command (job_id) or list_jobs.",
-	"get_job.max_lines":        "Keep at most this many of the last output lines; null keeps everything read.",
-	"list_jobs.host":           "Only jobs on this host, or hosts matching this glob.",
-	"list_jobs.status":         "Only jobs in this status: running, exited or lost.",
-	"list_jobs.since":          "Only jobs started since this age (90m, 36h, 7d, 1d12h) or RFC 3339 time.",
-	"list_jobs.limit":          "Return at most this many jobs (newest first).",
-	"cancel_job.grace_seconds": "Seconds to wait after C-c before SIGTERM (0 to 600).",
-}
-
-func init() {
-	for k, v := range jobToolDescriptions {
-		toolDescriptions[k] = v
-	}
-	for k, v := range jobParamDescriptions {
-		paramDescriptions[k] = v
-	}
 }

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"errors"
+	"github.com/fleetmux/fleetmux/mcp/surface"
 	"math"
 	"os"
 	"path/filepath"
@@ -210,7 +211,7 @@ func TestPromptOtherRecipes(t *testing.T) {
 func TestPromptToolCallsUseRealParameters(t *testing.T) {
 	e := newEnv(t)
 	params := map[string]map[string]bool{}
-	for _, ts := range spec.Tools {
+	for _, ts := range surface.Spec.Tools {
 		params[ts.Name] = map[string]bool{}
 		for _, p := range ts.Params {
 			params[ts.Name][p.Name] = true

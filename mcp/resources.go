@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"fmt"
+	"github.com/fleetmux/fleetmux/mcp/surface"
 	"regexp"
 	"strconv"
 	"strings"
@@ -37,7 +38,7 @@ var resourceDescriptions = map[string]string{
 const resourceReadMIME = "text/plain"
 
 type resourceTemplate struct {
-	spec  resourceSpec
+	spec  surface.Resource
 	path  *regexp.Regexp
 	query []string
 	read  func(ctx context.Context, s *Server, p map[string]string) (string, error)
@@ -65,7 +66,7 @@ var (
 
 // compileResourceTemplate builds the path matcher of a URI template:
 // literals match exactly, {name} matches one path segment.
-func compileResourceTemplate(rs resourceSpec) (*resourceTemplate, error) {
+func compileResourceTemplate(rs surface.Resource) (*resourceTemplate, error) {
 	rt := &resourceTemplate{spec: rs}
 	if m := queryVarRE.FindString(rs.URITemplate); m != "" {
 		for _, q := range strings.Split(m[2:len(m)-1], ",") {
@@ -124,7 +125,7 @@ func (rt *resourceTemplate) match(uri string) map[string]string {
 // resourceTemplates are compiled once from the surface file.
 var resourceTemplates = sync.OnceValue(func() []*resourceTemplate {
 	var out []*resourceTemplate
-	for _, rs := range spec.Resources {
+	for _, rs := range surface.Spec.Resources {
 		rt, err := compileResourceTemplate(rs)
 		if err != nil {
 			panic(fmt.Sprintf("mcp: resource template %s: %v", rs.URITemplate, err))

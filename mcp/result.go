@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"encoding/json"
+	"github.com/fleetmux/fleetmux/mcp/surface"
 	"strings"
 	"unicode/utf8"
 
@@ -15,7 +16,7 @@ const responseLimitBytes = 1000000
 // buildResult encodes a tool's return value the way the anchor's
 // framework does: text tools and lists are wrapped in {"result": ...};
 // models become structuredContent with their compact JSON as text.
-func buildResult(ts *toolSpec, out any) (*sdk.CallToolResult, error) {
+func buildResult(ts *surface.Tool, out any) (*sdk.CallToolResult, error) {
 	if ar, ok := out.(actionResult); ok {
 		// A fan-out action: every host's outcome, and the grouped text
 		// (also as "result" for a tool whose results are wrapped, which

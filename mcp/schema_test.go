@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"github.com/fleetmux/fleetmux/mcp/surface"
 	"os"
 	"reflect"
 	"sort"
@@ -140,7 +141,7 @@ func TestToolsMatchSpec(t *testing.T) {
 			t.Errorf("%s input schema differs:\n got %s\nwant %s", st.Name, gb, st.InputSchema)
 		}
 		// Property order is the parameter order.
-		raw, _ := json.Marshal(toolSpecByName(st.Name).inputSchema(false, false))
+		raw, _ := json.Marshal(surface.ToolByName(st.Name).InputSchema(false, false))
 		if !sameKeyOrder(t, raw, st.InputSchema) {
 			t.Errorf("%s property order differs", st.Name)
 		}

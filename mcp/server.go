@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/fleetmux/fleetmux/mcp/surface"
 	"io"
 	"log/slog"
 	"os"
@@ -171,7 +172,7 @@ func New(opts Options) (*Server, error) {
 		},
 	})
 	fleet := opts.Backend.Fleet()
-	tools, err := joinTools(append(append(append([]*toolSpec(nil), spec.Tools...), spec.FleetTools...), jobToolSpecs()...), toolDefs)
+	tools, err := joinTools(append(append(append([]*surface.Tool(nil), surface.Spec.Tools...), surface.Spec.FleetTools...), surface.JobTools()...), toolDefs)
 	if err != nil {
 		return nil, err
 	}
@@ -252,7 +253,7 @@ func (s *Server) visible(t *tool) bool {
 func (s *Server) sdkTool(t *tool, fleet bool) *sdk.Tool {
 	ts := t.spec
 	ann := ts.Annotations
-	in := ts.inputSchema(fleet, t.fanout())
+	in := ts.InputSchema(fleet, t.fanout())
 	for name, def := range t.defaults(s.opts.Settings) {
 		if props, ok := in.Get("properties"); ok {
 			if p, ok := props.(*pyfmt.OMap).Get(name); ok {
@@ -263,9 +264,9 @@ func (s *Server) sdkTool(t *tool, fleet bool) *sdk.Tool {
 	tool := &sdk.Tool{
 		Name:         ts.Name,
 		Title:        ts.Title,
-		Description:  toolDescription(ts.Name),
+		Description:  surface.Description(ts.Name),
 		InputSchema:  in,
-		OutputSchema: ts.outputSchema(fleet),
+		OutputSchema: ts.OutputSchema(fleet),
 		Annotations: &sdk.ToolAnnotations{
 			ReadOnlyHint:    ann["readOnlyHint"],
 			DestructiveHint: boolPtr(ann["destructiveHint"]),
@@ -425,7 +426,7 @@ func (s *Server) toolHandler(name string) sdk.ToolHandler {
 	return func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 		raw, err := decodeArgs(req.Params.Arguments)
 		if err != nil {
-			return errorResult(&ValidationError{Tool: name, Errors: []valErr{{nil, "Input should be a valid dictionary", "dict_type"}}}), nil
+			return errorResult(&ValidationError{Tool: name, Errors: []surface.ValErr{{Msg: "Input should be a valid dictionary", Type: "dict_type"}}}), nil
 		}
 		return s.dispatch(ctx, req, name, raw, ""), nil
 	}

@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"fmt"
+	"github.com/fleetmux/fleetmux/mcp/surface"
 	"slices"
 	"strings"
 )
@@ -217,7 +218,7 @@ var toolDefs = []toolDef{
 // joinTools joins the surface's tool specs to their definitions in the
 // surface's order. A spec without a definition or a definition without a
 // spec is an error: it fails the package's tests and the server's start.
-func joinTools(specs []*toolSpec, defs []toolDef) ([]*tool, error) {
+func joinTools(specs []*surface.Tool, defs []toolDef) ([]*tool, error) {
 	byName := make(map[string]*toolDef, len(defs))
 	for i := range defs {
 		d := &defs[i]
@@ -250,7 +251,7 @@ func joinTools(specs []*toolSpec, defs []toolDef) ([]*tool, error) {
 
 // tool is a definition joined to its published spec.
 type tool struct {
-	spec *toolSpec
+	spec *surface.Tool
 	def  *toolDef
 	tier Tier
 }
@@ -311,19 +312,19 @@ func ToolsetOf(name string) string {
 // selecting the toolset adds to tools/list.
 func ToolsetSizes(safety Tier, fleet, extended bool) map[string]int {
 	out := map[string]int{}
-	admits := func(ts *toolSpec) bool {
+	admits := func(ts *surface.Tool) bool {
 		tier, ok := ParseTier(ts.Tier)
 		return ok && tier <= safety
 	}
-	for _, ts := range append(append([]*toolSpec(nil), spec.Tools...), spec.FleetTools...) {
-		if !admits(ts) || ts.NoHostParam && !fleet || isJobTool(ts.Name) {
+	for _, ts := range append(append([]*surface.Tool(nil), surface.Spec.Tools...), surface.Spec.FleetTools...) {
+		if !admits(ts) || ts.NoHostParam && !fleet || surface.IsJobTool(ts.Name) {
 			continue
 		}
 		out[ToolsetOf(ts.Name)]++
 	}
 	if fleet || extended {
-		for _, jt := range jobsSpec.Tools {
-			if admits(&jt.toolSpec) {
+		for _, jt := range surface.JobsSpec.Tools {
+			if admits(&jt.Tool) {
 				out[ToolsetOf(jt.Name)]++
 			}
 		}

@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"github.com/fleetmux/fleetmux/mcp/surface"
 	"maps"
 	"slices"
 	"strings"
@@ -176,7 +177,7 @@ func (c *Call) batchCheck(name string, maxTier Tier) string {
 	if info.SelfBounded {
 		return "Tool " + pyfmt.Repr(name) + " enforces its own wait ceiling and cannot be batched; batching would multiply that ceiling by the operation count. Call it directly."
 	}
-	if ts := toolSpecByName(name); ts != nil {
+	if ts := surface.ToolByName(name); ts != nil {
 		if _, ok := ParseTier(ts.Tier); !ok {
 			return "Tool " + pyfmt.Repr(name) + " has no recognized safety tier tag."
 		}

@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"github.com/fleetmux/fleetmux/mcp/surface"
 	"os"
 	"os/exec"
 	"slices"
@@ -91,7 +92,7 @@ func TestJobsHiddenInLocalMode(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tl := range res.Tools {
-		if isJobTool(tl.Name) {
+		if surface.IsJobTool(tl.Name) {
 			t.Errorf("local mode serves %s", tl.Name)
 		}
 		if tl.Name == "run_command" {

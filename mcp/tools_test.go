@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"github.com/fleetmux/fleetmux/mcp/surface"
 	"strings"
 	"testing"
 )
@@ -8,7 +9,7 @@ import (
 // TestToolTable joins the surface to the tool table: every published tool
 // has exactly one definition and every definition is published.
 func TestToolTable(t *testing.T) {
-	specs := append(append(append([]*toolSpec(nil), spec.Tools...), spec.FleetTools...), jobToolSpecs()...)
+	specs := append(append(append([]*surface.Tool(nil), surface.Spec.Tools...), surface.Spec.FleetTools...), surface.JobTools()...)
 	tools, err := joinTools(specs, toolDefs)
 	if err != nil {
 		t.Fatal(err)
@@ -27,10 +28,10 @@ func TestToolTable(t *testing.T) {
 }
 
 func TestToolTableMismatch(t *testing.T) {
-	specs := append([]*toolSpec(nil), spec.Tools...)
+	specs := append([]*surface.Tool(nil), surface.Spec.Tools...)
 	for _, tc := range []struct {
 		name  string
-		specs []*toolSpec
+		specs []*surface.Tool
 		defs  []toolDef
 		want  string
 	}{

@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"github.com/fleetmux/fleetmux/mcp/surface"
 	"slices"
 	"strings"
 	"testing"
@@ -63,7 +64,7 @@ func TestToolsetTable(t *testing.T) {
 	}
 	defs := append([]toolDef(nil), toolDefs...)
 	defs[0].set = "nope"
-	if _, err := joinTools(spec.Tools, defs); err == nil || !strings.Contains(err.Error(), "unknown toolset") {
+	if _, err := joinTools(surface.Spec.Tools, defs); err == nil || !strings.Contains(err.Error(), "unknown toolset") {
 		t.Errorf("joinTools with an unknown toolset: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package mcp
+package surface
 
 // Tool and parameter descriptions, written for fleetmux. Names, schemas
 // and behaviour follow the anchor; this prose is ours.
@@ -63,7 +63,7 @@ var toolDescriptions = map[string]string{
 	"list_hosts":                   "List the hosts this fleetmux serves: local plus the ssh_config hosts enabled with --hosts, with address, user, safety cap, connection state, tmux version, last error and round-trip time.",
 }
 
-func toolDescription(name string) string { return toolDescriptions[name] }
+func Description(name string) string { return toolDescriptions[name] }
 
 const spawnEnvDesc = "Extra environment for the spawned process, as an object or a JSON string of one. Each pair is passed as -e KEY=VALUE on the tmux client argv, so values are visible to host process inspection while tmux runs and reach the child environment of the new process only. MCP audit redaction hides them from our records; pass credential references, not literal credentials."
 
@@ -149,7 +149,7 @@ var paramDescriptions = map[string]string{
 	"on_error":                     "'stop' at the first failure (default) or 'continue'.",
 }
 
-func paramDescription(tool, param string) string {
+func ParamDescription(tool, param string) string {
 	if d, ok := paramDescriptions[tool+"."+param]; ok {
 		return d
 	}

@@ -1,4 +1,4 @@
-package mcp
+package surface
 
 import (
 	"encoding/json"
@@ -10,9 +10,9 @@ import (
 	"strings"
 )
 
-// valErr is one argument problem, in pydantic's shape: location, message
+// ValErr is one argument problem, in pydantic's shape: location, message
 // and type code. Input values are never part of it.
-type valErr struct {
+type ValErr struct {
 	Loc  []string
 	Msg  string
 	Type string
@@ -21,7 +21,7 @@ type valErr struct {
 // ValidationError is a failed argument check of one tool call.
 type ValidationError struct {
 	Tool   string
-	Errors []valErr
+	Errors []ValErr
 }
 
 func (e *ValidationError) Error() string {
@@ -51,13 +51,13 @@ func (e *ValidationError) Unexpected() []string {
 	return out
 }
 
-// validateArgs checks raw arguments against the tool's parameters,
+// Validate checks raw arguments against the tool's parameters,
 // coercing compatible values the way pydantic's lax mode does, and applies
 // defaults for omitted parameters. extra names parameters accepted beyond
 // the spec (the fleet host parameter).
-func validateArgs(t *toolSpec, raw map[string]any, defaults map[string]any, extra map[string]any) (map[string]any, error) {
+func Validate(t *Tool, raw map[string]any, defaults map[string]any, extra map[string]any) (map[string]any, error) {
 	out := make(map[string]any, len(t.Params)+len(extra))
-	var errs []valErr
+	var errs []ValErr
 	known := make(map[string]bool, len(t.Params))
 	for i := range t.Params {
 		p := &t.Params[i]
@@ -65,7 +65,7 @@ func validateArgs(t *toolSpec, raw map[string]any, defaults map[string]any, extr
 		v, present := raw[p.Name]
 		if !present {
 			if p.Required {
-				errs = append(errs, valErr{[]string{p.Name}, "Missing required argument", "missing_argument"})
+				errs = append(errs, ValErr{[]string{p.Name}, "Missing required argument", "missing_argument"})
 				continue
 			}
 			if d, ok := defaults[p.Name]; ok {
@@ -108,7 +108,7 @@ func validateArgs(t *toolSpec, raw map[string]any, defaults map[string]any, extr
 	}
 	slices.Sort(unknown)
 	for _, k := range unknown {
-		errs = append(errs, valErr{[]string{k}, "Unexpected keyword argument", "unexpected_keyword_argument"})
+		errs = append(errs, ValErr{[]string{k}, "Unexpected keyword argument", "unexpected_keyword_argument"})
 	}
 	if len(errs) > 0 {
 		return nil, &ValidationError{Tool: t.Name, Errors: errs}
@@ -116,13 +116,13 @@ func validateArgs(t *toolSpec, raw map[string]any, defaults map[string]any, extr
 	return out, nil
 }
 
-func coerceParam(p *paramSpec, v any, loc []string) (any, []valErr) {
+func coerceParam(p *Param, v any, loc []string) (any, []ValErr) {
 	if v == nil {
 		if p.Nullable {
 			return nil, nil
 		}
 	}
-	types := p.typeNames()
+	types := p.TypeNames()
 	if p.Enum != nil {
 		// A Literal accepts only its own values; anything else (another
 		// type, null where not nullable) is a literal_error.
@@ -133,7 +133,7 @@ func coerceParam(p *paramSpec, v any, loc []string) (any, []valErr) {
 				}
 			}
 		}
-		return nil, []valErr{{loc, "Input should be " + literalList(p.Enum), "literal_error"}}
+		return nil, []ValErr{{loc, "Input should be " + literalList(p.Enum), "literal_error"}}
 	}
 	if len(types) == 1 {
 		return coerceType(types[0], v, loc)
@@ -147,7 +147,7 @@ func coerceParam(p *paramSpec, v any, loc []string) (any, []valErr) {
 			}
 		}
 	}
-	var all []valErr
+	var all []ValErr
 	for _, tn := range types {
 		cv, es := coerceType(tn, v, append(append([]string(nil), loc...), unionLabel(tn)))
 		if len(es) == 0 {
@@ -211,13 +211,13 @@ func asFloat(v any) (float64, bool) {
 	return 0, false
 }
 
-func coerceType(tn string, v any, loc []string) (any, []valErr) {
+func coerceType(tn string, v any, loc []string) (any, []ValErr) {
 	switch tn {
 	case "string":
 		if s, ok := v.(string); ok {
 			return s, nil
 		}
-		return nil, []valErr{{loc, "Input should be a valid string", "string_type"}}
+		return nil, []ValErr{{loc, "Input should be a valid string", "string_type"}}
 	case "integer":
 		return coerceInt(v, loc)
 	case "number":
@@ -228,17 +228,17 @@ func coerceType(tn string, v any, loc []string) (any, []valErr) {
 		if m, ok := v.(map[string]any); ok {
 			return m, nil
 		}
-		return nil, []valErr{{loc, "Input should be a valid dictionary", "dict_type"}}
+		return nil, []ValErr{{loc, "Input should be a valid dictionary", "dict_type"}}
 	case "object<string,string>":
 		m, ok := v.(map[string]any)
 		if !ok {
-			return nil, []valErr{{loc, "Input should be a valid dictionary", "dict_type"}}
+			return nil, []ValErr{{loc, "Input should be a valid dictionary", "dict_type"}}
 		}
-		var errs []valErr
+		var errs []ValErr
 		keys := slices.Sorted(maps.Keys(m))
 		for _, k := range keys {
 			if _, ok := m[k].(string); !ok {
-				errs = append(errs, valErr{append(append([]string(nil), loc...), k), "Input should be a valid string", "string_type"})
+				errs = append(errs, ValErr{append(append([]string(nil), loc...), k), "Input should be a valid string", "string_type"})
 			}
 		}
 		if errs != nil {
@@ -250,14 +250,14 @@ func coerceType(tn string, v any, loc []string) (any, []valErr) {
 		inner := tn[len("array<") : len(tn)-1]
 		arr, ok := v.([]any)
 		if !ok {
-			return nil, []valErr{{loc, "Input should be a valid list", "list_type"}}
+			return nil, []ValErr{{loc, "Input should be a valid list", "list_type"}}
 		}
 		out := make([]any, len(arr))
-		var errs []valErr
+		var errs []ValErr
 		for i, e := range arr {
 			iloc := append(append([]string(nil), loc...), strconv.Itoa(i))
 			var cv any
-			var es []valErr
+			var es []ValErr
 			if fields, ok := inputModels[inner]; ok {
 				cv, es = coerceModel(inner, fields, e, iloc)
 			} else {
@@ -277,8 +277,8 @@ func coerceType(tn string, v any, loc []string) (any, []valErr) {
 // coerceExtra checks a fleet-mode parameter: host is a string or a list
 // of strings; serial and max_failures are integers (at least 1 and 0);
 // host_timeout is a positive number of seconds.
-func coerceExtra(k string, v any) (any, *valErr) {
-	bad := func(msg, typ string) (any, *valErr) { return nil, &valErr{[]string{k}, msg, typ} }
+func coerceExtra(k string, v any) (any, *ValErr) {
+	bad := func(msg, typ string) (any, *ValErr) { return nil, &ValErr{[]string{k}, msg, typ} }
 	switch k {
 	case "host":
 		switch h := v.(type) {
@@ -292,7 +292,7 @@ func coerceExtra(k string, v any) (any, *valErr) {
 			for i, e := range h {
 				s, ok := e.(string)
 				if !ok {
-					return nil, &valErr{[]string{k, strconv.Itoa(i)}, "Input should be a valid string", "string_type"}
+					return nil, &ValErr{[]string{k, strconv.Itoa(i)}, "Input should be a valid string", "string_type"}
 				}
 				out[i] = s
 			}
@@ -330,7 +330,7 @@ func coerceExtra(k string, v any) (any, *valErr) {
 }
 
 // inputModels are the nested argument models (extra fields forbidden).
-var inputModels = map[string][]paramSpec{
+var inputModels = map[string][]Param{
 	"SendKeysOperation": {
 		{Name: "keys", Type: json.RawMessage(`"string"`), Required: true},
 		{Name: "pane_id", Type: json.RawMessage(`"string"`), Nullable: true},
@@ -347,13 +347,13 @@ var inputModels = map[string][]paramSpec{
 	},
 }
 
-func coerceModel(name string, fields []paramSpec, v any, loc []string) (any, []valErr) {
+func coerceModel(name string, fields []Param, v any, loc []string) (any, []ValErr) {
 	m, ok := v.(map[string]any)
 	if !ok {
-		return nil, []valErr{{loc, "Input should be a valid dictionary or instance of " + name, "model_type"}}
+		return nil, []ValErr{{loc, "Input should be a valid dictionary or instance of " + name, "model_type"}}
 	}
 	out := map[string]any{}
-	var errs []valErr
+	var errs []ValErr
 	known := map[string]bool{}
 	for i := range fields {
 		f := &fields[i]
@@ -362,7 +362,7 @@ func coerceModel(name string, fields []paramSpec, v any, loc []string) (any, []v
 		floc := append(append([]string(nil), loc...), f.Name)
 		if !present {
 			if f.Required {
-				errs = append(errs, valErr{floc, "Field required", "missing"})
+				errs = append(errs, ValErr{floc, "Field required", "missing"})
 				continue
 			}
 			out[f.Name] = f.Default
@@ -380,7 +380,7 @@ func coerceModel(name string, fields []paramSpec, v any, loc []string) (any, []v
 	}
 	slices.Sort(unknown)
 	for _, k := range unknown {
-		errs = append(errs, valErr{append(append([]string(nil), loc...), k), "Extra inputs are not permitted", "extra_forbidden"})
+		errs = append(errs, ValErr{append(append([]string(nil), loc...), k), "Extra inputs are not permitted", "extra_forbidden"})
 	}
 	return out, errs
 }
@@ -427,19 +427,19 @@ func clampInt(f float64) int64 {
 }
 
 // floatToInt is pydantic's float_as_int.
-func floatToInt(f float64, loc []string) (any, []valErr) {
+func floatToInt(f float64, loc []string) (any, []ValErr) {
 	switch {
 	case math.IsInf(f, 0) || math.IsNaN(f):
-		return nil, []valErr{{loc, "Input should be a finite number", "finite_number"}}
+		return nil, []ValErr{{loc, "Input should be a finite number", "finite_number"}}
 	case f != math.Trunc(f):
-		return nil, []valErr{{loc, "Input should be a valid integer, got a number with a fractional part", "int_from_float"}}
+		return nil, []ValErr{{loc, "Input should be a valid integer, got a number with a fractional part", "int_from_float"}}
 	case f <= -9223372036854775808.0 || f >= 9223372036854775808.0:
-		return nil, []valErr{{loc, "Unable to parse input string as an integer, exceeded maximum size", "int_parsing_size"}}
+		return nil, []ValErr{{loc, "Unable to parse input string as an integer, exceeded maximum size", "int_parsing_size"}}
 	}
 	return int(f), nil
 }
 
-func coerceInt(v any, loc []string) (any, []valErr) {
+func coerceInt(v any, loc []string) (any, []ValErr) {
 	switch x := v.(type) {
 	case bool:
 		if x {
@@ -450,11 +450,11 @@ func coerceInt(v any, loc []string) (any, []valErr) {
 		if n, ok := pyStrInt(x); ok {
 			return n, nil
 		}
-		return nil, []valErr{{loc, "Input should be a valid integer, unable to parse string as an integer", "int_parsing"}}
+		return nil, []ValErr{{loc, "Input should be a valid integer, unable to parse string as an integer", "int_parsing"}}
 	}
 	ok, isFloat, f, i, _ := numberValue(v)
 	if !ok {
-		return nil, []valErr{{loc, "Input should be a valid integer", "int_type"}}
+		return nil, []ValErr{{loc, "Input should be a valid integer", "int_type"}}
 	}
 	if isFloat {
 		return floatToInt(f, loc)
@@ -518,7 +518,7 @@ func stripUnderscores(s string) (string, bool) {
 	return strings.ReplaceAll(s, "_", ""), true
 }
 
-func coerceNumber(v any, loc []string) (any, []valErr) {
+func coerceNumber(v any, loc []string) (any, []ValErr) {
 	switch x := v.(type) {
 	case bool:
 		if x {
@@ -529,11 +529,11 @@ func coerceNumber(v any, loc []string) (any, []valErr) {
 		if f, ok := pyStrFloat(x); ok {
 			return f, nil
 		}
-		return nil, []valErr{{loc, "Input should be a valid number, unable to parse string as a number", "float_parsing"}}
+		return nil, []ValErr{{loc, "Input should be a valid number, unable to parse string as a number", "float_parsing"}}
 	}
 	ok, _, f, _, big := numberValue(v)
 	if !ok || (big && math.IsInf(f, 0)) {
-		return nil, []valErr{{loc, "Input should be a valid number", "float_type"}}
+		return nil, []ValErr{{loc, "Input should be a valid number", "float_type"}}
 	}
 	return f, nil
 }
@@ -565,8 +565,8 @@ func pyStrFloat(s string) (float64, bool) {
 	return 0, false
 }
 
-func coerceBool(v any, loc []string) (any, []valErr) {
-	parsing := []valErr{{loc, "Input should be a valid boolean, unable to interpret input", "bool_parsing"}}
+func coerceBool(v any, loc []string) (any, []ValErr) {
+	parsing := []ValErr{{loc, "Input should be a valid boolean, unable to interpret input", "bool_parsing"}}
 	switch x := v.(type) {
 	case bool:
 		return x, nil
@@ -581,7 +581,7 @@ func coerceBool(v any, loc []string) (any, []valErr) {
 	}
 	ok, isFloat, f, i, _ := numberValue(v)
 	if !ok {
-		return nil, []valErr{{loc, "Input should be a valid boolean", "bool_type"}}
+		return nil, []ValErr{{loc, "Input should be a valid boolean", "bool_type"}}
 	}
 	if isFloat {
 		switch {
@@ -590,7 +590,7 @@ func coerceBool(v any, loc []string) (any, []valErr) {
 		case f == 1:
 			return true, nil
 		case f != math.Trunc(f):
-			return nil, []valErr{{loc, "Input should be a valid boolean", "bool_type"}}
+			return nil, []ValErr{{loc, "Input should be a valid boolean", "bool_type"}}
 		}
 		return nil, parsing
 	}

@@ -1,4 +1,4 @@
-package mcp
+package surface
 
 import (
 	_ "embed"
@@ -23,7 +23,7 @@ var surfaceJSON []byte
 //go:embed surface_fleet.json
 var fleetSurfaceJSON []byte
 
-type paramSpec struct {
+type Param struct {
 	Name        string          `json:"name"`
 	Type        json.RawMessage `json:"type"`
 	Nullable    bool            `json:"nullable"`
@@ -33,8 +33,8 @@ type paramSpec struct {
 	Constraints map[string]any  `json:"constraints"`
 }
 
-// typeNames returns the declared types: "string", "array<X>", ...
-func (p *paramSpec) typeNames() []string {
+// TypeNames returns the declared types: "string", "array<X>", ...
+func (p *Param) TypeNames() []string {
 	var one string
 	if json.Unmarshal(p.Type, &one) == nil {
 		return []string{one}
@@ -44,7 +44,7 @@ func (p *paramSpec) typeNames() []string {
 	return many
 }
 
-type toolSpec struct {
+type Tool struct {
 	Name              string          `json:"name"`
 	Title             string          `json:"title"`
 	Tier              string          `json:"tier"`
@@ -55,7 +55,7 @@ type toolSpec struct {
 	SelfBounded       bool            `json:"self_bounded"`
 	Batchable         bool            `json:"batchable"`
 	AcceptsSocketName bool            `json:"accepts_socket_name"`
-	Params            []paramSpec     `json:"params"`
+	Params            []Param         `json:"params"`
 	Returns           string          `json:"returns"`
 	Wrapped           bool            `json:"output_wrapped_in_result_key"`
 	ResponseLimited   bool            `json:"response_limited"`
@@ -64,7 +64,7 @@ type toolSpec struct {
 	NoHostParam       bool            `json:"no_host_param"` // fleet-only tools that are not per host
 }
 
-type modelField struct {
+type Field struct {
 	Field    string `json:"field"`
 	Type     string `json:"type"`
 	Nullable bool   `json:"nullable"`
@@ -72,7 +72,7 @@ type modelField struct {
 	Default  any    `json:"default"`
 }
 
-type resourceSpec struct {
+type Resource struct {
 	URITemplate string            `json:"uri_template"`
 	Name        string            `json:"name"`
 	Title       string            `json:"title"`
@@ -80,34 +80,34 @@ type resourceSpec struct {
 	Errors      map[string]string `json:"errors"`
 }
 
-type promptArgSpec struct {
+type PromptArg struct {
 	Name     string `json:"name"`
 	Required bool   `json:"required"`
 	Default  any    `json:"default"`
 	JSONType string `json:"json_type"`
 }
 
-type promptSpec struct {
-	Name      string          `json:"name"`
-	Arguments []promptArgSpec `json:"arguments"`
+type Prompt struct {
+	Name      string      `json:"name"`
+	Arguments []PromptArg `json:"arguments"`
 }
 
-type surface struct {
-	Tools      []*toolSpec             `json:"tools"`
-	FleetTools []*toolSpec             `json:"-"` // from surface_fleet.json
-	Models     map[string][]modelField `json:"models"`
-	Resources  []resourceSpec          `json:"resources"`
-	Prompts    []promptSpec            `json:"prompts"`
+type Surface struct {
+	Tools      []*Tool            `json:"tools"`
+	FleetTools []*Tool            `json:"-"` // from surface_fleet.json
+	Models     map[string][]Field `json:"models"`
+	Resources  []Resource         `json:"resources"`
+	Prompts    []Prompt           `json:"prompts"`
 }
 
-var spec = mustLoadSurface()
+var Spec = mustLoadSurface()
 
-func mustLoadSurface() *surface {
-	var s surface
+func mustLoadSurface() *Surface {
+	var s Surface
 	if err := json.Unmarshal(surfaceJSON, &s); err != nil {
 		panic(fmt.Sprintf("mcp: embedded surface.json: %v", err))
 	}
-	var f surface
+	var f Surface
 	if err := json.Unmarshal(fleetSurfaceJSON, &f); err != nil {
 		panic(fmt.Sprintf("mcp: embedded surface_fleet.json: %v", err))
 	}
@@ -118,8 +118,8 @@ func mustLoadSurface() *surface {
 	return &s
 }
 
-func toolSpecByName(name string) *toolSpec {
-	for _, t := range spec.Tools {
+func ToolByName(name string) *Tool {
+	for _, t := range Spec.Tools {
 		if t.Name == name {
 			return t
 		}
@@ -127,10 +127,10 @@ func toolSpecByName(name string) *toolSpec {
 	return nil
 }
 
-// inputSchema returns the anchor's input schema with our descriptions
+// InputSchema returns the anchor's input schema with our descriptions
 // added to the tool's properties (and, when fleet is set, the host
 // parameter appended).
-func (t *toolSpec) inputSchema(fleet bool, hostGlob bool) *pyfmt.OMap {
+func (t *Tool) InputSchema(fleet bool, hostGlob bool) *pyfmt.OMap {
 	v, err := pyfmt.DecodeOrdered(t.InputSchemaRaw)
 	if err != nil {
 		panic(fmt.Sprintf("mcp: schema of %s: %v", t.Name, err))
@@ -145,14 +145,14 @@ func (t *toolSpec) inputSchema(fleet bool, hostGlob bool) *pyfmt.OMap {
 	for _, k := range pm.Keys() {
 		pv, _ := pm.Get(k)
 		if po, ok := pv.(*pyfmt.OMap); ok {
-			if d := paramDescription(t.Name, k); d != "" {
+			if d := ParamDescription(t.Name, k); d != "" {
 				pm.Set(k, withDescription(po, d))
 			}
 		}
 	}
 	if fleet && !t.NoHostParam {
 		d := "Host to run on: \"local\" (this machine) or an ssh_config alias enabled with --hosts."
-		action := fanoutActions[t.Name]
+		action := FanoutActions[t.Name]
 		switch {
 		case hostGlob:
 			d += " \"*\", a glob or a list of hosts (JSON list or comma-separated) runs on every named host and merges the results."
@@ -227,9 +227,9 @@ func sortAny(v any) any {
 	return pyfmt.MapObjects(v, func(o *pyfmt.OMap) any { return sortSchemaKeys(o) })
 }
 
-// outputSchema builds the result schema: a model's schema, or the wrapped
+// OutputSchema builds the result schema: a model's schema, or the wrapped
 // {"result": ...} form for text and list tools.
-func (t *toolSpec) outputSchema(fleet bool) *pyfmt.OMap {
+func (t *Tool) OutputSchema(fleet bool) *pyfmt.OMap {
 	var root *pyfmt.OMap
 	if t.Wrapped {
 		root = pyfmt.NewOMap()
@@ -242,7 +242,7 @@ func (t *toolSpec) outputSchema(fleet bool) *pyfmt.OMap {
 	} else {
 		root = modelSchema(t.Returns, fleet)
 	}
-	if fleet && fanoutActions[t.Name] {
+	if fleet && FanoutActions[t.Name] {
 		fanoutOutput(root, t.Wrapped)
 	}
 	return root
@@ -263,7 +263,7 @@ func fanoutOutput(root *pyfmt.OMap, wrapped bool) {
 		"type": "object",
 		"properties": map[string]any{
 			"host":       map[string]any{"type": "string"},
-			"outcome":    map[string]any{"type": "string", "enum": []string{outcomeOK, outcomeError, outcomeRefused, outcomeSkipped}},
+			"outcome":    map[string]any{"type": "string", "enum": []string{OutcomeOK, OutcomeError, OutcomeRefused, OutcomeSkipped}},
 			"result":     map[string]any{},
 			"error":      map[string]any{"anyOf": nullStr},
 			"error_type": map[string]any{"anyOf": nullStr},
@@ -293,7 +293,7 @@ func modelSchema(name string, fleet bool) *pyfmt.OMap { return modelSchemaNested
 // modelSchemaNested builds a model schema; nested suppresses the fleet-only
 // "servers" list inside its own items.
 func modelSchemaNested(name string, fleet, nested bool) *pyfmt.OMap {
-	fields, ok := spec.Models[name]
+	fields, ok := Spec.Models[name]
 	if !ok {
 		panic("mcp: unknown model " + name)
 	}
@@ -365,10 +365,26 @@ func typeSchema(typ string, fleet bool) *pyfmt.OMap {
 		o.Set("additionalProperties", ap)
 		o.Set("type", "object")
 	default:
-		if _, ok := spec.Models[typ]; ok {
+		if _, ok := Spec.Models[typ]; ok {
 			return modelSchema(typ, fleet)
 		}
 		panic("mcp: unknown type " + typ)
 	}
 	return o
 }
+
+// FanoutActions are the tools that act on several hosts in one call
+// (fleet mode, a host pattern or list). Destructive tools never do.
+var FanoutActions = map[string]bool{
+	"run_command": true, "send_keys": true, "send_keys_batch": true,
+	"create_session": true, "create_window": true, "set_environment": true,
+	"set_option": true, "wait_for_text": true,
+}
+
+// Outcomes of one host in a fan-out action.
+const (
+	OutcomeOK      = "ok"
+	OutcomeError   = "error"
+	OutcomeRefused = "refused"
+	OutcomeSkipped = "skipped"
+)
