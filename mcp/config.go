@@ -3,6 +3,7 @@ package mcp
 import (
 	"errors"
 	"fmt"
+	"github.com/fleetmux/fleetmux/fleet/vocab"
 	"math"
 	"os"
 	"strconv"
@@ -11,40 +12,18 @@ import (
 	"github.com/fleetmux/fleetmux/mcp/pyfmt"
 )
 
-// Tier is a safety level: readonly < mutating < destructive.
-type Tier int
+// Tier is a safety level (fleet/vocab declares it for mcp, fleet and store).
+type Tier = vocab.Tier
 
 // The three safety tiers.
 const (
-	TierReadonly Tier = iota
-	TierMutating
-	TierDestructive
+	TierReadonly    = vocab.TierReadonly
+	TierMutating    = vocab.TierMutating
+	TierDestructive = vocab.TierDestructive
 )
 
-func (t Tier) String() string {
-	switch t {
-	case TierReadonly:
-		return "readonly"
-	case TierMutating:
-		return "mutating"
-	case TierDestructive:
-		return "destructive"
-	}
-	return "unknown"
-}
-
 // ParseTier parses a tier name (exact, case-sensitive).
-func ParseTier(s string) (Tier, bool) {
-	switch s {
-	case "readonly":
-		return TierReadonly, true
-	case "mutating":
-		return TierMutating, true
-	case "destructive":
-		return TierDestructive, true
-	}
-	return TierReadonly, false
-}
+func ParseTier(s string) (Tier, bool) { return vocab.ParseTier(s) }
 
 // ErrHistoryEnv is the fatal start-up error for a bad
 // LIBTMUX_SUPPRESS_HISTORY (the value itself is never printed).

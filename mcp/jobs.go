@@ -10,7 +10,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
 )
 
 // Extensions: what fleetmux adds to the anchor's surface in fleet mode

@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/fleetmux/fleetmux/fleet/vocab"
 	"github.com/fleetmux/fleetmux/mcp/surface"
 	"io"
 	"log/slog"
@@ -39,7 +40,7 @@ const (
 	// ProductName is fleetmux's own name, reported in serverInfo.title.
 	ProductName = "fleetmux"
 	// LocalHost is the reserved name of this machine in fleet mode.
-	LocalHost = "local"
+	LocalHost = vocab.LocalHost
 )
 
 // Backend maps hosts to runners. Local mode has only "local".
