@@ -2,17 +2,18 @@ package mcp
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/fleetmux/fleetmux/mcp/surface"
 	"path"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/fleetmux/fleetmux/mcp/pyfmt"
+	"github.com/fleetmux/fleetmux/mcp/surface"
+
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/fleetmux/fleetmux/mcp/pyfmt"
 )
 
 // dispatch runs one tools/call (or a nested batch call) through the
@@ -58,7 +59,7 @@ func (s *Server) dispatch(ctx context.Context, req *sdk.CallToolRequest, name st
 	}
 	// display_message is limited too (a divergence): a short format can
 	// still expand to a large text through long variable values.
-	if t != nil && (t.spec.ResponseLimited || t.def.limited) {
+	if t != nil && (t.spec.ResponseLimited || t.def.Limited) {
 		res = limitResponse(res, responseLimitBytes)
 	}
 	return res
@@ -114,7 +115,7 @@ func (s *Server) attempt(ctx context.Context, req *sdk.CallToolRequest, t *tool,
 		return nil, err
 	}
 	if !fleet || t.spec.NoHostParam {
-		return t.run(ctx, &Call{s: s, tool: t, Args: args, Host: LocalHost, req: req, parent: parent})
+		return t.run(ctx, s.newCall(t, args, LocalHost, req, parent))
 	}
 	hl, err := s.parseHosts(args["host"])
 	if err != nil {
@@ -135,7 +136,7 @@ func (s *Server) attempt(ctx context.Context, req *sdk.CallToolRequest, t *tool,
 	if err := s.hostGate(t, hostArg); err != nil {
 		return nil, err
 	}
-	return t.run(ctx, &Call{s: s, tool: t, Args: args, Host: hostArg, req: req, parent: parent})
+	return t.run(ctx, s.newCall(t, args, hostArg, req, parent))
 }
 
 // hostGate refuses a host outside the selection or a tool above the
@@ -185,7 +186,7 @@ func (s *Server) fanOut(ctx context.Context, req *sdk.CallToolRequest, t *tool, 
 				a[k] = v
 			}
 			a["host"] = h
-			c := &Call{s: s, tool: t, Args: a, Host: h, req: req, parent: parent}
+			c := s.newCall(t, a, h, req, parent)
 			out, err := s.runGuarded(ctx, t, c)
 			results[i] = res{out, err}
 		}()
@@ -203,7 +204,7 @@ func (s *Server) fanOut(ctx context.Context, req *sdk.CallToolRequest, t *tool, 
 	if failures == nil {
 		failures = []string{}
 	}
-	merged, err := t.def.merge(outs)
+	merged, err := t.def.Merge(outs)
 	if err != nil {
 		return nil, err
 	}
@@ -215,63 +216,6 @@ func (s *Server) fanOut(ctx context.Context, req *sdk.CallToolRequest, t *tool, 
 type fanoutResult struct {
 	value    any
 	failures []string
-}
-
-// mergeSearch merges search_panes results: all matches, counts added.
-func mergeSearch(outs []any) (any, error) {
-	merged := SearchPanesResult{Matches: []PaneContentMatch{}, TruncatedPanes: []string{}}
-	for _, o := range outs {
-		r, ok := o.(SearchPanesResult)
-		if !ok {
-			continue
-		}
-		merged.Matches = append(merged.Matches, r.Matches...)
-		merged.TruncatedPanes = append(merged.TruncatedPanes, r.TruncatedPanes...)
-		merged.TotalPanesMatched += r.TotalPanesMatched
-		merged.Truncated = merged.Truncated || r.Truncated
-		merged.Offset, merged.Limit = r.Offset, r.Limit
-	}
-	return merged, nil
-}
-
-// mergeServerInfo merges get_server_info results into one aggregate
-// (host "*") listing each host's info.
-func mergeServerInfo(outs []any) (any, error) {
-	star := "*"
-	agg := ServerInfo{Host: &star, Servers: []ServerInfo{}}
-	for _, o := range outs {
-		si, ok := o.(ServerInfo)
-		if !ok {
-			continue
-		}
-		agg.Servers = append(agg.Servers, si)
-		agg.IsAlive = agg.IsAlive || si.IsAlive
-		agg.SessionCount += si.SessionCount
-		agg.SocketName, agg.SocketPath = si.SocketName, si.SocketPath
-	}
-	return agg, nil
-}
-
-// mergeLists concatenates list results in host order.
-func mergeLists(outs []any) (any, error) {
-	var merged []any
-	for _, o := range outs {
-		b, err := json.Marshal(o)
-		if err != nil {
-			return nil, err
-		}
-		var items []json.RawMessage
-		if err := json.Unmarshal(b, &items); err != nil {
-			return nil, err
-		}
-		for _, it := range items {
-			merged = append(merged, it)
-		}
-	}
-	if merged == nil {
-		merged = []any{}
-	}
-	return merged, nil
 }
 
 // withSuggestion adds the unknown-argument hint to a validation failure.
@@ -291,7 +235,7 @@ func (s *Server) withSuggestion(req *sdk.CallToolRequest, ve *ValidationError) e
 			break
 		}
 	}
-	return &ToolError{Msg: ve.Error(), Suggestion: sugg, Expected: true, Class: "ValidationError", cause: ve}
+	return &ToolError{Msg: ve.Error(), Suggestion: sugg, Expected: true, Class: "ValidationError", Cause: ve}
 }
 
 func clientLabel(req *sdk.CallToolRequest) string {

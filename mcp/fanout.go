@@ -129,7 +129,7 @@ func (s *Server) parseHosts(v any) (hostList, error) {
 	}
 	hl.fanout = true
 	if n := len(hl.label); n > maxHostListBytes || len(entries) > maxHostListEntries {
-		return hl, &ToolError{Msg: fmt.Sprintf("host list of %d entries (%d bytes) refused: at most %d entries and %d bytes; name groups of hosts with a glob (\"dev-*\") instead", len(entries), n, maxHostListEntries, maxHostListBytes), Expected: true, cause: ErrHostList}
+		return hl, &ToolError{Msg: fmt.Sprintf("host list of %d entries (%d bytes) refused: at most %d entries and %d bytes; name groups of hosts with a glob (\"dev-*\") instead", len(entries), n, maxHostListEntries, maxHostListBytes), Expected: true, Cause: ErrHostList}
 	}
 	seen := map[string]bool{}
 	var unknown []string
@@ -173,7 +173,7 @@ func (s *Server) parseHosts(v any) (hostList, error) {
 		if n := len(unknown) - len(shown); n > 0 {
 			more = fmt.Sprintf(" and %d more", n)
 		}
-		return hl, &ToolError{Msg: fmt.Sprintf("host list refused: %d entries name no selected host (%s%s); nothing ran. Enable hosts with --hosts, or check the names with list_hosts", len(unknown), strings.Join(quoted, ", "), more), Expected: true, cause: ErrHostList}
+		return hl, &ToolError{Msg: fmt.Sprintf("host list refused: %d entries name no selected host (%s%s); nothing ran. Enable hosts with --hosts, or check the names with list_hosts", len(unknown), strings.Join(quoted, ", "), more), Expected: true, Cause: ErrHostList}
 	}
 	return hl, nil
 }
@@ -372,7 +372,7 @@ func (s *Server) runOnHost(ctx context.Context, req *sdk.CallToolRequest, t *too
 		err error
 	)
 	if err = s.hostGate(t, host); err == nil {
-		out, err = s.runGuarded(hctx, t, &Call{s: s, tool: t, Args: a, Host: host, req: req, parent: parent})
+		out, err = s.runGuarded(hctx, t, s.newCall(t, a, host, req, parent))
 		if err != nil && timeout > 0 && errors.Is(hctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
 			err = expectedf("host %q: no answer within host_timeout (%s s)", host, strconv.FormatFloat(timeout.Seconds(), 'f', -1, 64))
 		}

@@ -12,7 +12,7 @@ import (
 // printed and how it ended, never what differs between any two real
 // hosts (prompts, user@hostname, echoed input, tmux ids, job ids,
 // timings): run_command groups on the rows between its wrapper's echo
-// and the next prompt (RunCommandResult.printed). The largest group
+// and the next prompt (RunCommandResult.Printed). The largest group
 // comes first with its output in full; each outlier then shows how its
 // output differs from it, bounded, so that hundreds of hosts with a few
 // distinct answers read in a few kilobytes.
@@ -41,7 +41,7 @@ func groupedText(tool string, outs []HostOutcome, sum FanoutSummary) string {
 	printed := false
 	for _, o := range outs {
 		head, body, alone := outcomeText(tool, o)
-		if r, ok := o.Result.(RunCommandResult); ok && r.printed != nil {
+		if r, ok := o.Result.(RunCommandResult); ok && r.Printed() != nil {
 			printed = true
 		}
 		key := head + "\x00" + strings.Join(body, "\n")
@@ -163,7 +163,7 @@ func outcomeText(tool string, o HostOutcome) (head string, body []string, alone 
 		if r.ExitStatus != nil {
 			head = "exit " + strconv.Itoa(*r.ExitStatus)
 		}
-		lines := r.printed
+		lines := r.Printed()
 		if lines == nil {
 			lines = r.Output
 			// The shell's prompt after the command is on screen or not

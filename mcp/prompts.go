@@ -3,13 +3,15 @@ package mcp
 import (
 	"context"
 	"fmt"
-	"github.com/fleetmux/fleetmux/mcp/surface"
 	"strconv"
 	"strings"
 
-	"github.com/fleetmux/fleetmux/mcp/pyfmt"
+	"github.com/fleetmux/fleetmux/mcp/surface"
+
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/fleetmux/fleetmux/mcp/pyfmt"
 )
 
 // Prompts: four workflow recipes rendered as a

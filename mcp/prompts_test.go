@@ -2,7 +2,6 @@ package mcp
 
 import (
 	"errors"
-	"github.com/fleetmux/fleetmux/mcp/surface"
 	"math"
 	"os"
 	"path/filepath"
@@ -11,9 +10,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fleetmux/fleetmux/mcp/pyfmt"
+	"github.com/fleetmux/fleetmux/mcp/surface"
+
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/fleetmux/fleetmux/mcp/pyfmt"
 )
 
 func (e *testEnv) prompt(name string, args map[string]string) string {

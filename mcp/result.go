@@ -2,16 +2,19 @@ package mcp
 
 import (
 	"encoding/json"
-	"github.com/fleetmux/fleetmux/mcp/surface"
 	"strings"
 	"unicode/utf8"
 
-	"github.com/fleetmux/fleetmux/mcp/pyfmt"
+	"github.com/fleetmux/fleetmux/mcp/surface"
+	"github.com/fleetmux/fleetmux/mcp/tools"
+
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/fleetmux/fleetmux/mcp/pyfmt"
 )
 
 // responseLimitBytes is the anchor's response ceiling.
-const responseLimitBytes = 1000000
+const responseLimitBytes = tools.ResponseLimitBytes
 
 // buildResult encodes a tool's return value the way the anchor's
 // framework does: text tools and lists are wrapped in {"result": ...};

@@ -2,12 +2,13 @@ package mcp
 
 import (
 	"context"
-	"github.com/fleetmux/fleetmux/mcp/surface"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fleetmux/fleetmux/mcp/surface"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )

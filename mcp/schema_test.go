@@ -4,14 +4,16 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
-	"github.com/fleetmux/fleetmux/mcp/surface"
 	"os"
 	"reflect"
 	"sort"
 	"testing"
 
-	"github.com/fleetmux/fleetmux/mcp/pyfmt"
+	"github.com/fleetmux/fleetmux/mcp/surface"
+
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/fleetmux/fleetmux/mcp/pyfmt"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files under testdata/")

@@ -1,0 +1,34 @@
+package tools
+
+import (
+	"context"
+)
+
+// HostStatus is what list_hosts reports for one host.
+type HostStatus struct {
+	Host        string   `json:"host"`
+	HostName    *string  `json:"hostname"`
+	Port        *int     `json:"port"`
+	User        *string  `json:"user"`
+	Safety      string   `json:"safety"`
+	State       string   `json:"state"`
+	TmuxVersion *string  `json:"tmux_version"`
+	LastError   *string  `json:"last_error"`
+	LastErrorAt *string  `json:"last_error_at"`
+	LastConnect *string  `json:"last_connect"`
+	RTTMillis   *float64 `json:"rtt_ms"`
+}
+
+// HostLister is implemented by fleet backends that can describe their
+// hosts (persisted state included).
+type HostLister interface {
+	HostStatuses(ctx context.Context, serverTier Tier) []HostStatus
+}
+
+func listHosts(ctx context.Context, c *Call) (any, error) {
+	hl, ok := c.env.Backend.(HostLister)
+	if !ok {
+		return []HostStatus{}, nil
+	}
+	return hl.HostStatuses(ctx, c.env.Settings.Safety), nil
+}
