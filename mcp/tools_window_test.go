@@ -132,7 +132,7 @@ func TestUnknownToolAndValidation(t *testing.T) {
 	if res.Meta["error_type"] != "NotFoundError" || res.Meta["expected"] != false {
 		t.Fatalf("meta %v", res.Meta)
 	}
-	res = e.fail("list_sessions", map[string]any{"wait_for_previous": true}, "1 validation error for call[list_sessions]\nwait_for_previous\n  tools.Unexpected keyword argument [type=unexpected_keyword_argument]")
+	res = e.fail("list_sessions", map[string]any{"wait_for_previous": true}, "1 validation error for call[list_sessions]\nwait_for_previous\n  Unexpected keyword argument [type=unexpected_keyword_argument]")
 	if !strings.Contains(text(res), "your client (fleetmux-test 0)") || res.Meta["error_type"] != "ValidationError" || res.Meta["expected"] != true {
 		t.Fatalf("suggestion: %q %v", text(res), res.Meta)
 	}
