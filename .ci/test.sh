@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The one test command: installs what the tests need (tmux, OpenSSH server
 # and client, npm) when missing, then runs vet and the whole suite with -race,
-# then the suite's local parity and end-to-end tests again on tmux 3.5a
+# then the suite's local parity, end-to-end and seam tests on tmux 3.5a
 # (built by .ci/tmux-versions.sh), then the MCP conformance suite against
 # `fleetmux serve --http`.
 set -euo pipefail
@@ -49,11 +49,14 @@ echo "== tmux versions (built from Debian source packages, cached)" >&2
 tmux35="$(./.ci/tmux-versions.sh 3.5a)"
 echo "== go test -race (system $(tmux -V))" >&2
 go test -race -count=1 -timeout 20m ./...
-echo "== go test on tmux 3.5a: local parity (mcp) and end-to-end (cmd/fleetmux)" >&2
+echo "== go test on tmux 3.5a: local parity (mcp), end-to-end and seams (cmd/fleetmux)" >&2
 # Without -race (the first leg ran it). Left out: TestRealClients (the real
 # clients start fleetmux with a minimal environment, so it runs the system
 # tmux whatever FLEETMUX_TEST_TMUX says) and TestSoak (a leak and load test
 # of the SSH path, 8 clients x 500 calls; the first leg runs it).
-FLEETMUX_TEST_TMUX="$tmux35" go test -count=1 -timeout 15m -skip 'TestRealClients|TestSoak' ./mcp/ ./cmd/fleetmux/
+# FLEETMUX_SEAMS=1 adds TestSeams: every served tool through every way a
+# call arrives (direct, on a host, capped host, in each batch, fanned out;
+# stdio and HTTP), about 1,080 cells, here only (it is the longest test).
+FLEETMUX_SEAMS=1 FLEETMUX_TEST_TMUX="$tmux35" go test -count=1 -timeout 20m -skip 'TestRealClients|TestSoak' ./mcp/ ./cmd/fleetmux/
 echo "== MCP conformance suite (serve --http)" >&2
 ./.ci/conformance.sh

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -15,6 +16,7 @@ type callDeps struct {
 	t      *tool // nil for the calls resources make
 	req    *sdk.CallToolRequest
 	parent string
+	c      *tools.Call
 }
 
 // newCall is a call of t (nil: a resource read) on host.
@@ -23,7 +25,9 @@ func (s *Server) newCall(t *tool, args map[string]any, host string, req *sdk.Cal
 	if t != nil {
 		name = t.spec.Name
 	}
-	return tools.NewCall(&callDeps{s: s, t: t, req: req, parent: parent}, name, host, args)
+	d := &callDeps{s: s, t: t, req: req, parent: parent}
+	d.c = tools.NewCall(d, name, host, args)
+	return d.c
 }
 
 func (d *callDeps) Env() *tools.Env { return d.s.env }
@@ -63,6 +67,14 @@ func (d *callDeps) LookupTool(name string) (tools.ToolInfo, bool) {
 		return tools.ToolInfo{}, false
 	}
 	return tools.ToolInfo{Name: name, Tier: t.tier, SelfBounded: t.spec.SelfBounded, Visible: d.s.visible(t), Spec: t.spec}, true
+}
+
+func (d *callDeps) AuditRefused(ctx context.Context, name string, args map[string]any, start time.Time, err error) {
+	host := d.s.auditHost(args)
+	if _, known := d.s.byName[name]; !known && args["host"] == nil {
+		host = d.c.Host // an unknown tool: it would have run on the batch's host
+	}
+	d.s.audit(ctx, d.req, name, host, args, d.t.spec.Name, start, err)
 }
 
 func (d *callDeps) HostGate(host string) error { return d.s.hostGate(d.t, host) }

@@ -23,20 +23,7 @@ func (s *Server) dispatch(ctx context.Context, req *sdk.CallToolRequest, name st
 	start := time.Now()
 	ctx = withAuditNote(ctx) // the jobs the call starts, for its record
 	t := s.byName[name]
-	host := LocalHost
-	if s.opts.Backend.Fleet() {
-		switch h := raw["host"].(type) {
-		case string:
-			host = h
-		case []any:
-			names := make([]string, 0, len(h))
-			for _, e := range h {
-				names = append(names, fmt.Sprint(e))
-			}
-			host = strings.Join(names, ",")
-		}
-		host = shortLabel(host) // the audit's host field stays bounded
-	}
+	host := s.auditHost(raw)
 	var (
 		res *sdk.CallToolResult
 		err error
@@ -63,6 +50,27 @@ func (s *Server) dispatch(ctx context.Context, req *sdk.CallToolRequest, name st
 		res = limitResponse(res, responseLimitBytes)
 	}
 	return res
+}
+
+// auditHost is the host field of a call's audit record: "local" in local
+// mode, else the call's host argument (a fan-out list joined with commas),
+// bounded in length.
+func (s *Server) auditHost(raw map[string]any) string {
+	host := LocalHost
+	if s.opts.Backend.Fleet() {
+		switch h := raw["host"].(type) {
+		case string:
+			host = h
+		case []any:
+			names := make([]string, 0, len(h))
+			for _, e := range h {
+				names = append(names, fmt.Sprint(e))
+			}
+			host = strings.Join(names, ",")
+		}
+		host = shortLabel(host)
+	}
+	return host
 }
 
 func firstLine(s string) string {

@@ -52,3 +52,34 @@ func TestFleetBatchHost(t *testing.T) {
 		t.Fatalf("nested audit records %v, want %s", nested, want)
 	}
 }
+
+// TestBatchRefusalAudited: an operation the batch itself refuses (a tier
+// above the batch's, a nested batch, a self-bounded tool, an unknown
+// tool) has an audit record of its own under the batch, on the batch's
+// host, with the outcome the same call made directly gets.
+func TestBatchRefusalAudited(t *testing.T) {
+	aud := &memAuditor{}
+	e, _ := newFleetEnv(t, func(_ *testEnv, o *Options) { o.Auditor = aud })
+	op := func(tool string) map[string]any {
+		return map[string]any{"tool": tool, "arguments": map[string]any{}}
+	}
+	var out batchOut
+	e.ok("call_readonly_tools_batch", map[string]any{"host": "dev-2", "on_error": "continue", "operations": []any{
+		op("kill_server"), op("call_readonly_tools_batch"), op("wait_for_text"), op("no_such_tool"), op("list_sessions"),
+	}}, &out)
+	if out.Failed != 4 || out.Succeeded != 1 {
+		t.Fatalf("batch rows %+v", out)
+	}
+	aud.mu.Lock()
+	defer aud.mu.Unlock()
+	var nested []string
+	for _, ev := range aud.evs {
+		if ev.Parent == "call_readonly_tools_batch" {
+			nested = append(nested, ev.Tool+"@"+ev.Host+" "+ev.Outcome)
+		}
+	}
+	want := "kill_server@dev-2 refused,call_readonly_tools_batch@dev-2 refused,wait_for_text@dev-2 refused,no_such_tool@dev-2 error,list_sessions@dev-2 ok"
+	if strings.Join(nested, ",") != want {
+		t.Fatalf("nested audit records %v, want %s", nested, want)
+	}
+}

@@ -284,11 +284,9 @@ var (
 // not hold, so entries cannot go stale silently).
 var knownSeamGaps = map[string]string{
 	// Real gaps found by the walk (issue 19), for the lead:
-	"send_keys fanout":              "a fan-out action's per-host result is the tool's bare return value (\"Keys sent to pane %N\"), while the direct call's structuredContent wraps it as {\"result\": ...}: one tool, two shapes",
 	"wait_for_text host=h1":         "flaky under load: a poll's tmux display-message on a remote host gets 0.25-0.5 s and fails the call with \"the tmux server is unresponsive\" when sshd and tmux are slow (load average 12-18 on this box); the local poll does not hit it",
 	"wait_for_text host=h2(capped)": "flaky: as wait_for_text host=h1",
 	"wait_for_text fanout":          "flaky: as wait_for_text host=h1 on the remote hosts; also seen: local answered \"timeout\" in the fan-out while the direct call on the same fixture matched at once",
-	"audit: refusal inside a batch": "an operation a batch refuses (tier above the batch's, a batch or a self-bounded tool nested) leaves no audit record of its own; only the batch's record exists, while the same refusal as a direct call is audited as refused",
 }
 
 func seamGapKey(tool, way string) string { return fmt.Sprintf("%s %s", tool, way) }

@@ -102,12 +102,17 @@ const ResponseLimitBytes = 1000000
 func batchOne(c *Call, ctx context.Context, index int, name string, args map[string]any, maxTier Tier) batchRow {
 	start := time.Now()
 	row := batchRow{Index: index, Tool: name, Content: []any{}}
-	if msg := batchCheck(c, name, maxTier); msg != "" {
+	opArgs := batchArgs(c, name, args)
+	if err := batchCheck(c, name, maxTier); err != nil {
+		// The refused operation has its own audit record (parent: the
+		// batch), as the same refusal made directly has.
+		c.deps.AuditRefused(ctx, name, opArgs, start, err)
+		msg := err.Msg
 		row.Error = &msg
 		row.ElapsedSeconds = PyFloat(time.Since(start).Seconds())
 		return row
 	}
-	res := c.deps.CallTool(ctx, name, batchArgs(c, name, args))
+	res := c.deps.CallTool(ctx, name, opArgs)
 	row.Success = !res.IsError
 	for _, blk := range res.Content {
 		if v := OrderedJSON(blk); v != nil {
@@ -170,28 +175,29 @@ func batchArgs(c *Call, name string, args map[string]any) map[string]any {
 	return out
 }
 
-// batchCheck returns the refusal message for an operation the wrapper
-// must not run, or "" (checks in the anchor's order).
-func batchCheck(c *Call, name string, maxTier Tier) string {
+// batchCheck returns the refusal of an operation the wrapper must not
+// run, or nil (checks in the reference's order). An unknown tool is an
+// error, as it is when called directly; the others are refusals.
+func batchCheck(c *Call, name string, maxTier Tier) *ToolError {
 	if batchToolNames[name] {
-		return "Batch tools cannot call batch tools recursively."
+		return Refusedf("Batch tools cannot call batch tools recursively.")
 	}
 	info, ok := c.deps.LookupTool(name)
 	if !ok || !info.Visible {
-		return "Unknown tool: " + pyfmt.Repr(name)
+		return &ToolError{Msg: "Unknown tool: " + pyfmt.Repr(name), Class: "NotFoundError"}
 	}
 	if info.SelfBounded {
-		return "Tool " + pyfmt.Repr(name) + " enforces its own wait ceiling and cannot be batched; batching would multiply that ceiling by the operation count. Call it directly."
+		return Refusedf("Tool %s enforces its own wait ceiling and cannot be batched; batching would multiply that ceiling by the operation count. Call it directly.", pyfmt.Repr(name))
 	}
 	if ts := surface.ToolByName(name); ts != nil {
 		if _, ok := vocab.ParseTier(ts.Tier); !ok {
-			return "Tool " + pyfmt.Repr(name) + " has no recognized safety tier tag."
+			return Refusedf("Tool %s has no recognized safety tier tag.", pyfmt.Repr(name))
 		}
 	}
 	if info.Tier > maxTier {
-		return "Tool " + pyfmt.Repr(name) + " has tier " + pyfmt.Repr(info.Tier.String()) + ", which exceeds batch tier " + maxTier.String() + "."
+		return Refusedf("Tool %s has tier %s, which exceeds batch tier %s.", pyfmt.Repr(name), pyfmt.Repr(info.Tier.String()), maxTier.String())
 	}
-	return ""
+	return nil
 }
 
 // OrderedJSON re-reads a value as JSON keeping object key order (nil when

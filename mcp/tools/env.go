@@ -94,6 +94,9 @@ type Deps interface {
 	CallTool(ctx context.Context, name string, args map[string]any) *sdk.CallToolResult
 	// LookupTool returns what the batch layer needs to know about a tool.
 	LookupTool(name string) (ToolInfo, bool)
+	// AuditRefused records an operation a batch refused (its parent: the
+	// running tool), as the same refusal made directly is recorded.
+	AuditRefused(ctx context.Context, name string, args map[string]any, start time.Time, err error)
 	// HostGate is the tool's safety gate for host (tier cap).
 	HostGate(host string) error
 	// Client is the MCP client's name ("" when unknown).
