@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path"
 	"strings"
 	"sync"
 	"time"
@@ -110,7 +109,7 @@ func (s *Server) attempt(ctx context.Context, req *sdk.CallToolRequest, t *tool,
 	fleet := s.opts.Backend.Fleet()
 	if fleet && !t.spec.NoHostParam {
 		extra = map[string]any{"host": LocalHost}
-		if fanoutActions[t.spec.Name] {
+		if surface.FanoutActions[t.spec.Name] {
 			extra["serial"], extra["max_failures"], extra["host_timeout"] = nil, nil, nil
 		}
 	}
@@ -133,7 +132,7 @@ func (s *Server) attempt(ctx context.Context, req *sdk.CallToolRequest, t *tool,
 		switch {
 		case t.fanout():
 			return s.fanOut(ctx, req, t, args, hl, parent)
-		case fanoutActions[t.spec.Name]:
+		case surface.FanoutActions[t.spec.Name]:
 			return s.fanOutAction(ctx, req, t, args, hl)
 		case t.tier == TierDestructive:
 			return nil, refusedf("host %q: %s is destructive and never runs on several hosts at once; name one host", hl.label, t.spec.Name)
@@ -161,8 +160,6 @@ func (s *Server) hostGate(t *tool, host string) error {
 	}
 	return nil
 }
-
-func isGlob(h string) bool { return strings.ContainsAny(h, "*?[") }
 
 // fanOut runs a listing tool on every matching host concurrently and
 // merges the results. Hosts that fail are reported, not fatal.
@@ -267,10 +264,4 @@ func clientInfo(req *sdk.CallToolRequest) (string, string) {
 		return "", ""
 	}
 	return ci.Name, ci.Version
-}
-
-// matchHost reports whether host matches a glob pattern.
-func matchHost(pattern, host string) bool {
-	ok, _ := path.Match(pattern, host)
-	return ok
 }

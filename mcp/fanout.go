@@ -14,28 +14,23 @@ import (
 	"unicode/utf8"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/fleetmux/fleetmux/fleet/vocab"
+	"github.com/fleetmux/fleetmux/mcp/surface"
 )
 
-// Fan-out actions (fleet mode): a tool of fanoutActions called with a host
+// Fan-out actions (fleet mode): a tool of surface.FanoutActions called with a host
 // pattern or list runs on every named host, in waves of `serial` hosts
 // (default: all at once, at most Options.FanoutConcurrency at a time),
 // stops starting hosts after `max_failures` failures, bounds each host by
 // `host_timeout`, and answers every host's outcome, its text grouping the
 // hosts whose outcome reads the same.
 
-// fanoutActions are the tools that act on several hosts in one call.
-// Destructive tools never do.
-var fanoutActions = map[string]bool{
-	"run_command": true, "send_keys": true, "send_keys_batch": true,
-	"create_session": true, "create_window": true, "set_environment": true,
-	"set_option": true, "wait_for_text": true,
-}
-
-// fanoutActionNames lists fanoutActions in the tool table's order.
+// fanoutActionNames lists surface.FanoutActions in the tool table's order.
 func (s *Server) fanoutActionNames() []string {
 	var names []string
 	for _, t := range s.tools {
-		if fanoutActions[t.spec.Name] {
+		if surface.FanoutActions[t.spec.Name] {
 			names = append(names, t.spec.Name)
 		}
 	}
@@ -45,14 +40,6 @@ func (s *Server) fanoutActionNames() []string {
 // DefaultFanoutConcurrency is how many hosts a fan-out call works on at
 // once unless Options.FanoutConcurrency says otherwise.
 const DefaultFanoutConcurrency = 32
-
-// Outcomes of one host in a fan-out action.
-const (
-	outcomeOK      = "ok"
-	outcomeError   = "error"
-	outcomeRefused = "refused"
-	outcomeSkipped = "skipped"
-)
 
 // HostOutcome is one host's share of a fan-out action's result.
 type HostOutcome struct {
@@ -114,7 +101,7 @@ func (s *Server) parseHosts(v any) (hostList, error) {
 	switch h := v.(type) {
 	case string:
 		hl.label = h
-		if !strings.Contains(h, ",") && !isGlob(h) {
+		if !strings.Contains(h, ",") && !vocab.IsPattern(h) {
 			return hostList{hosts: []string{h}, label: h}, nil
 		}
 		entries = strings.Split(h, ",")
@@ -139,7 +126,7 @@ func (s *Server) parseHosts(v any) (hostList, error) {
 			return hl, expectedf("host %q: an empty entry in the host list", shortLabel(hl.label))
 		}
 		m, err := s.opts.Backend.Match(e)
-		if err == nil && !isGlob(e) && !slices.Contains(m, e) {
+		if err == nil && !vocab.IsPattern(e) && !slices.Contains(m, e) {
 			err = fmt.Errorf("not a selected host (enable it with --hosts)")
 		}
 		if err != nil {
@@ -150,7 +137,7 @@ func (s *Server) parseHosts(v any) (hostList, error) {
 			continue
 		}
 		names := m
-		if !isGlob(e) {
+		if !vocab.IsPattern(e) {
 			names = []string{e}
 		}
 		for _, n := range names {
@@ -265,7 +252,7 @@ func (s *Server) fanOutAction(ctx context.Context, req *sdk.CallToolRequest, t *
 	index := make(map[string]int, len(hl.hosts))
 	for i, h := range hl.hosts {
 		index[h] = i
-		outcomes[i] = HostOutcome{Host: h, Outcome: outcomeSkipped}
+		outcomes[i] = HostOutcome{Host: h, Outcome: surface.OutcomeSkipped}
 	}
 	var (
 		mu       sync.Mutex
@@ -300,7 +287,7 @@ func (s *Server) fanOutAction(ctx context.Context, req *sdk.CallToolRequest, t *
 				o := s.runOnHost(ctx, req, t, args, h, ro.hostTimeout, parent)
 				mu.Lock()
 				outcomes[index[h]] = o
-				if o.Outcome != outcomeOK {
+				if o.Outcome != surface.OutcomeOK {
 					failures++
 				}
 				done++
@@ -321,11 +308,11 @@ func (s *Server) fanOutAction(ctx context.Context, req *sdk.CallToolRequest, t *
 	for _, o := range outcomes {
 		res.summary.Hosts++
 		switch o.Outcome {
-		case outcomeOK:
+		case surface.OutcomeOK:
 			res.summary.OK++
-		case outcomeError:
+		case surface.OutcomeError:
 			res.summary.Error++
-		case outcomeRefused:
+		case surface.OutcomeRefused:
 			res.summary.Refused++
 		default:
 			res.summary.Skipped++
@@ -378,12 +365,12 @@ func (s *Server) runOnHost(ctx context.Context, req *sdk.CallToolRequest, t *too
 		}
 	}
 	s.audit(ctx, req, t.spec.Name, host, a, parent, start, err)
-	o := HostOutcome{Host: host, Outcome: outcomeOK}
+	o := HostOutcome{Host: host, Outcome: surface.OutcomeOK}
 	if err != nil {
 		info := describeError(err)
-		o.Outcome = outcomeError
+		o.Outcome = surface.OutcomeError
 		if info.Refused {
-			o.Outcome = outcomeRefused
+			o.Outcome = surface.OutcomeRefused
 		}
 		text, typ := info.Text, info.Type
 		o.Error, o.ErrorType = &text, &typ

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/fleetmux/fleetmux/mcp/surface"
 )
 
 // The grouped text of a fan-out action: hosts whose outcome reads the
@@ -135,9 +137,9 @@ func truncateUTF8(s string, n int) string {
 // the host is alone in its group (an error that names it).
 func outcomeText(tool string, o HostOutcome) (head string, body []string, alone string) {
 	switch o.Outcome {
-	case outcomeSkipped:
+	case surface.OutcomeSkipped:
 		return "skipped (not started: max_failures reached)", nil, ""
-	case outcomeError, outcomeRefused:
+	case surface.OutcomeError, surface.OutcomeRefused:
 		text := firstLine(deref(o.Error))
 		// An error naming its host reads the same on every host.
 		generic := text
