@@ -129,7 +129,7 @@ func New(opts Options) (*Fleet, error) {
 	}
 	f := &Fleet{opts: opts, log: log, selSet: map[string]bool{}, remotes: map[string]*remote{}, local: opts.Local}
 	if f.local == nil {
-		f.local = tmux.NewNative(transport.NewLocal())
+		f.local = transport.NewLocal()
 	}
 	if !opts.Selection.Empty() {
 		f.selected = opts.Inventory.Select(opts.Selection)

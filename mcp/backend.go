@@ -5,16 +5,15 @@ import (
 	"fmt"
 
 	"github.com/fleetmux/fleetmux/fleet/vocab"
-	"github.com/fleetmux/fleetmux/tmux"
 	"github.com/fleetmux/fleetmux/transport"
 )
 
 type localBackend struct{ r transport.Runner }
 
-// LocalBackend is the local-mode backend: one host, this machine, whose
-// tmux commands go through tmux's own client protocol when they can
-// (tmux.NewNative).
-func LocalBackend() Backend { return &localBackend{r: tmux.NewNative(transport.NewLocal())} }
+// LocalBackend is the local-mode backend: one host, this machine (its
+// tmux commands go through tmux's own client protocol when they can:
+// tmux.NewExecutor decides for a transport.Local).
+func LocalBackend() Backend { return &localBackend{r: transport.NewLocal()} }
 
 func (b *localBackend) Runner(ctx context.Context, host string) (transport.Runner, error) {
 	if host != LocalHost {

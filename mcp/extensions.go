@@ -1,22 +1,11 @@
 package mcp
 
 import (
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/fleetmux/fleetmux/mcp/surface"
 )
 
 // extended reports whether the extensions are on.
 func (s *Server) extended() bool { return s.opts.Extensions || s.opts.Backend.Fleet() }
-
-// progressToken is the call's progress token, nil when the client gave
-// none or the extensions are off.
-func (s *Server) progressToken(req *sdk.CallToolRequest) any {
-	if !s.extended() || req == nil || req.Session == nil || req.Params == nil {
-		return nil
-	}
-	return req.Params.GetProgressToken()
-}
 
 // served reports whether this configuration serves the tool: extension
 // tools in fleet mode or with --extensions, the other fleet-only tools

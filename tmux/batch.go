@@ -32,13 +32,9 @@ type Reply struct {
 //
 // stderr from a list in which every command ran (a warning) is
 // attributed to the last command.
+//
+// A LoadBuffer in cmds gives the tmux client its stdin.
 func (s *Server) Batch(ctx context.Context, cmds ...Cmd) ([]Reply, error) {
-	return s.BatchInput(ctx, nil, cmds...)
-}
-
-// BatchInput is Batch with bytes on the tmux client's stdin, for a
-// load-buffer - in the list.
-func (s *Server) BatchInput(ctx context.Context, stdin []byte, cmds ...Cmd) ([]Reply, error) {
 	if len(cmds) == 0 {
 		return nil, nil
 	}
@@ -53,7 +49,7 @@ func (s *Server) BatchInput(ctx context.Context, stdin []byte, cmds ...Cmd) ([]R
 			list = append(list, cmd("display-message", "-p", fmt.Sprintf("%s-%d", marker, i)))
 		}
 	}
-	out, err := s.ExecInput(ctx, stdin, list...)
+	out, err := s.Exec(ctx, list...)
 	if err != nil {
 		return nil, err
 	}
@@ -75,13 +71,13 @@ func (s *Server) BatchInput(ctx context.Context, stdin []byte, cmds ...Cmd) ([]R
 		// Every command ran; the last one printed the rest.
 		replies[done] = Reply{Lines: SplitLines(rest), Ran: true}
 		if failed {
-			replies[done].Err, replies[done].ExitCode = s.batchError(cmds[done], out), out.ExitCode
+			replies[done].Err, replies[done].ExitCode = batchError(s, cmds[done], out), out.ExitCode
 		}
 		return replies, nil
 	}
 	// cmds[done] failed: what it printed before failing is the rest of
 	// stdout; nothing after it ran.
-	replies[done] = Reply{Lines: SplitLines(rest), Ran: true, Err: s.batchError(cmds[done], out), ExitCode: out.ExitCode}
+	replies[done] = Reply{Lines: SplitLines(rest), Ran: true, Err: batchError(s, cmds[done], out), ExitCode: out.ExitCode}
 	return replies, nil
 }
 
@@ -107,6 +103,6 @@ func markerAt(b, line []byte) int {
 	return -1
 }
 
-func (s *Server) batchError(c Cmd, out *Output) *CommandError {
+func batchError(s *Server, c Cmd, out *Output) *CommandError {
 	return &CommandError{Sub: c.Name(), Stderr: out.ErrLines(), Argv: s.CmdArgv(c)}
 }

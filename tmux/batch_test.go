@@ -95,7 +95,7 @@ func TestSessionPanesMatchesListPanes(t *testing.T) {
 		{"link-window", "-s", "s:1", "-t", "b:5"},
 		{"link-window", "-s", "s:0", "-t", "s:7"},
 	} {
-		if _, err := srv.Cmd(ctx, c...); err != nil {
+		if _, err := srv.Do(ctx, cmd(c...)); err != nil {
 			t.Fatalf("%v: %v", c, err)
 		}
 	}
@@ -106,7 +106,7 @@ func TestSessionPanesMatchesListPanes(t *testing.T) {
 		n := name
 		var got, want []Attrs
 		for try := 0; try < 50; try++ {
-			sess, g, err := srv.SessionPanes(ctx, &n, nil, nil)
+			sess, g, err := SessionPanes(ctx, srv, &n, nil, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -125,7 +125,7 @@ func TestSessionPanesMatchesListPanes(t *testing.T) {
 		}
 	}
 	missing := "nope"
-	if _, _, err := srv.SessionPanes(ctx, &missing, nil, nil); err == nil || !strings.Contains(err.Error(), "session_name=nope") {
+	if _, _, err := SessionPanes(ctx, srv, &missing, nil, nil); err == nil || !strings.Contains(err.Error(), "session_name=nope") {
 		t.Errorf("missing session: %v", err)
 	}
 }
@@ -136,7 +136,7 @@ func TestSessionPanesMatchesListPanes(t *testing.T) {
 func TestPaneActGuards(t *testing.T) {
 	srv := testServer(t, "paneact")
 	ctx := context.Background()
-	ids, err := srv.Cmd(ctx, "list-panes", "-a", "-F", "#{pane_id}")
+	ids, err := srv.Do(ctx, cmd("list-panes", "-a", "-F", "#{pane_id}"))
 	if err != nil || len(ids) != 1 {
 		t.Fatalf("panes %q %v", ids, err)
 	}
@@ -151,25 +151,25 @@ func TestPaneActGuards(t *testing.T) {
 		}
 		return strings.Join(out.Lines(), "")
 	}
-	p, replies, err := srv.PaneAct(ctx, PaneTarget{PaneID: &pane}, mark)
+	p, replies, err := PaneAct(ctx, srv, PaneTarget{PaneID: &pane}, mark)
 	if err != nil || p["pane_id"] != pane || len(replies) != 2 || strings.Join(replies[1].Lines, "") != "yes" {
 		t.Fatalf("unique pane: %v %v %+v", p, err, replies)
 	}
 	missing := "%999"
-	if _, _, err := srv.PaneAct(ctx, PaneTarget{PaneID: &missing}, mark); err == nil || err.Error() != "Pane not found: %999" {
+	if _, _, err := PaneAct(ctx, srv, PaneTarget{PaneID: &missing}, mark); err == nil || err.Error() != "Pane not found: %999" {
 		t.Fatalf("missing pane: %v", err)
 	}
 	// Link the window into a second session: the pane is listed twice.
-	if _, err := srv.Cmd(ctx, "set-option", "-p", "-t", pane, "-u", "@acted"); err != nil {
+	if _, err := srv.Do(ctx, cmd("set-option", "-p", "-t", pane, "-u", "@acted")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := srv.Cmd(ctx, "new-session", "-d", "-s", "other"); err != nil {
+	if _, err := srv.Do(ctx, cmd("new-session", "-d", "-s", "other")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := srv.Cmd(ctx, "link-window", "-s", "s:0", "-t", "other:5"); err != nil {
+	if _, err := srv.Do(ctx, cmd("link-window", "-s", "s:0", "-t", "other:5")); err != nil {
 		t.Fatal(err)
 	}
-	_, _, err = srv.PaneAct(ctx, PaneTarget{PaneID: &pane}, mark)
+	_, _, err = PaneAct(ctx, srv, PaneTarget{PaneID: &pane}, mark)
 	var amb *AmbiguousError
 	if !errors.As(err, &amb) || amb.Count != 2 {
 		t.Fatalf("linked window: %v", err)
@@ -185,19 +185,19 @@ func TestPaneActGuards(t *testing.T) {
 func TestNewWindowIn(t *testing.T) {
 	srv := testServer(t, "newwin")
 	ctx := context.Background()
-	if _, err := srv.Cmd(ctx, "new-session", "-d", "-s", "odd name#1"); err != nil {
+	if _, err := srv.Do(ctx, cmd("new-session", "-d", "-s", "odd name#1")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := srv.Cmd(ctx, "new-session", "-d", "-s", "ss"); err != nil { // a prefix match for "s" must not be taken
+	if _, err := srv.Do(ctx, cmd("new-session", "-d", "-s", "ss")); err != nil { // a prefix match for "s" must not be taken
 		t.Fatal(err)
 	}
-	sid, err := srv.Cmd(ctx, "display-message", "-p", "-t", "=s:", "#{session_id}")
+	sid, err := srv.Do(ctx, cmd("display-message", "-p", "-t", "=s:", "#{session_id}"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	str := func(s string) *string { return &s }
 	count := func() int {
-		ids, err := srv.Cmd(ctx, "list-windows", "-a", "-F", "#{window_id}")
+		ids, err := srv.Do(ctx, cmd("list-windows", "-a", "-F", "#{window_id}"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -213,11 +213,11 @@ func TestNewWindowIn(t *testing.T) {
 		{"by other name", SessionRef{Name: str("odd name#1")}, "odd name#1"},
 		{"first session", SessionRef{}, "odd name#1"},
 	} {
-		sess, w, err := srv.NewWindowIn(ctx, tc.ref, NewWindow{Name: str(tc.name)})
+		sess, w, err := NewWindowIn(ctx, srv, tc.ref, NewWindow{Name: str(tc.name)})
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
-		want, err := srv.RefreshWindow(ctx, w["window_id"])
+		want, err := RefreshWindow(ctx, srv, w["window_id"])
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -232,7 +232,7 @@ func TestNewWindowIn(t *testing.T) {
 	before := count()
 	for _, ref := range []SessionRef{{Name: str("s2")}, {Name: str("client-1")}, {ID: str("$99")}, {Name: str("s:0")}} {
 		var nf *NotFoundError
-		if _, _, err := srv.NewWindowIn(ctx, ref, NewWindow{}); !errors.As(err, &nf) {
+		if _, _, err := NewWindowIn(ctx, srv, ref, NewWindow{}); !errors.As(err, &nf) {
 			t.Errorf("%+v: %v", ref, err)
 		}
 	}
@@ -254,7 +254,7 @@ func TestPaneCapturesAgreesWithListing(t *testing.T) {
 		{"new-session", "-d", "-s", "t2", "printf 'needle-3\\n'; exec sleep 60"},
 		{"link-window", "-s", "s:1", "-t", "t2:7"},
 	} {
-		if _, err := srv.Cmd(ctx, args...); err != nil {
+		if _, err := srv.Do(ctx, cmd(args...)); err != nil {
 			t.Fatal(args, err)
 		}
 	}
@@ -295,7 +295,7 @@ func TestPaneCapturesAgreesWithListing(t *testing.T) {
 			time.Sleep(50 * time.Millisecond)
 		}
 		filter, _ := ContainsFilter("needle", false, false)
-		m, err := srv.PaneCaptures(ctx, tc.ref, filter, nil, nil)
+		m, err := PaneCaptures(ctx, srv, tc.ref, filter, nil, nil)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
@@ -316,7 +316,7 @@ func TestPaneCapturesAgreesWithListing(t *testing.T) {
 		}
 	}
 	var nf *NotFoundError
-	if _, err := srv.PaneCaptures(ctx, &SessionRef{Name: str("nope")}, "", nil, nil); !errors.As(err, &nf) {
+	if _, err := PaneCaptures(ctx, srv, &SessionRef{Name: str("nope")}, "", nil, nil); !errors.As(err, &nf) {
 		t.Errorf("missing session: %v", err)
 	}
 	if _, ok := ContainsFilter("#{pane_id}", false, false); ok {
@@ -324,7 +324,7 @@ func TestPaneCapturesAgreesWithListing(t *testing.T) {
 	}
 	// No filter, a row range: every pane of the session, as capture-pane -S -E reads it.
 	start, end := -5, 3
-	m, err := srv.PaneCaptures(ctx, &SessionRef{Name: str("s")}, "", &start, &end)
+	m, err := PaneCaptures(ctx, srv, &SessionRef{Name: str("s")}, "", &start, &end)
 	if err != nil || len(m.IDs) != 3 {
 		t.Fatalf("all panes of s: %q %v", m.IDs, err)
 	}

@@ -9,21 +9,22 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/fleetmux/fleetmux/transport"
 )
 
 // Cmd is one tmux command: its name and arguments, without the tmux
 // binary and socket flags (the Server adds those). Build one with the
 // constructors below, one per tmux command; callers never spell a flag.
-// Several commands go to tmux as one request with Server.Exec or
-// Server.Do (tmux's "cmd1 ; cmd2" command list).
+// Several commands go to tmux as one request with Server.Exec, Server.Do
+// or Server.Batch (tmux's "cmd1 ; cmd2" command list).
 type Cmd struct {
 	args []string
 	// unnested: tmux refuses this command when TMUX is set (new-session
 	// "nested" in a session), so it runs with TMUX removed (see
-	// Server.cmdCtx).
+	// Request.unnested).
 	unnested bool
+	// stdin is what the command reads on the tmux client's stdin
+	// (LoadBuffer's data); nil for the others.
+	stdin []byte
 }
 
 // Args returns the command's argv (name first).
@@ -103,45 +104,26 @@ func join(cmds []Cmd) []string {
 	return argv
 }
 
-// Exec sends cmds to tmux as one request (one tmux client) and returns
-// what it printed. A non-zero exit is not an error here; an error means
-// tmux could not be run at all.
-func (s *Server) Exec(ctx context.Context, cmds ...Cmd) (*Output, error) {
-	return s.RunInput(cmdCtx(ctx, cmds), nil, join(cmds)...)
-}
-
-// ExecInput is Exec with bytes on the tmux client's stdin (load-buffer -).
-func (s *Server) ExecInput(ctx context.Context, stdin []byte, cmds ...Cmd) (*Output, error) {
-	return s.RunInput(cmdCtx(ctx, cmds), stdin, join(cmds)...)
-}
-
-// cmdCtx is ctx for running cmds: a list with new-session runs with TMUX
-// removed from the tmux client's environment (transport.WithEnvUnset), or
-// tmux refuses it as nested (the reference's rule). The socket stays the
-// one TMUX names when no -L/-S is given: the native runner passes it
-// with -S (native.unnest).
-func cmdCtx(ctx context.Context, cmds []Cmd) context.Context {
-	for _, c := range cmds {
-		if c.unnested {
-			return transport.WithEnvUnset(ctx, "TMUX")
-		}
-	}
-	return ctx
-}
-
 // Do is Exec for checked commands: anything tmux writes to stderr
 // becomes a *CommandError, as libtmux's checked commands do. It returns
 // stdout's lines.
 func (s *Server) Do(ctx context.Context, cmds ...Cmd) ([]string, error) {
-	argv := join(cmds)
-	out, err := s.RunInput(cmdCtx(ctx, cmds), nil, argv...)
+	out, err := s.Exec(ctx, cmds...)
 	if err != nil {
 		return nil, err
 	}
 	if len(bytes.TrimSpace(out.Stderr)) > 0 {
+		argv := join(cmds)
 		return out.Lines(), &CommandError{Sub: subcommand(argv), Stderr: out.ErrLines(), Argv: s.Argv(argv...)}
 	}
 	return out.Lines(), nil
+}
+
+func subcommand(args []string) string {
+	if len(args) == 0 {
+		return ""
+	}
+	return args[0]
 }
 
 // ReplyError is output that is not what a command promised to print.
@@ -150,10 +132,11 @@ type ReplyError struct{ Err error }
 func (e *ReplyError) Error() string { return e.Err.Error() }
 func (e *ReplyError) Unwrap() error { return e.Err }
 
-// Created runs cmd, which prints the new object's fields (new-session,
-// new-window with -P -F), and returns that row; output without it is a
-// *ReplyError ("new-session printed no session" for noun "session").
-func (s *Server) Created(ctx context.Context, cmd Cmd, fields []string, noun string) (Attrs, error) {
+// Created runs cmd on s, which prints the new object's fields
+// (new-session, new-window with -P -F), and returns that row; output
+// without it is a *ReplyError ("new-session printed no session" for noun
+// "session").
+func Created(ctx context.Context, s *Server, cmd Cmd, fields []string, noun string) (Attrs, error) {
 	lines, err := s.Do(ctx, cmd)
 	if err != nil {
 		return nil, err
@@ -232,8 +215,16 @@ func ClearHistory(target string) Cmd { return cmd("clear-history", "-t", target)
 
 // ---- buffers ----
 
-// LoadBuffer reads the named buffer from the client's stdin.
-func LoadBuffer(name string) Cmd { return cmd("load-buffer", "-b", name, "-") }
+// LoadBuffer loads data into the named buffer through the tmux client's
+// stdin (a nil data reads an empty stdin).
+func LoadBuffer(name string, data []byte) Cmd {
+	if data == nil {
+		data = []byte{}
+	}
+	c := cmd("load-buffer", "-b", name, "-")
+	c.stdin = data
+	return c
+}
 
 // PasteBuffer pastes the named buffer into target; del (-d) deletes the
 // buffer afterwards, bracket (-p) uses bracketed paste when the

@@ -149,22 +149,22 @@ func TestPaneChange(t *testing.T) {
 		t.Fatalf("panes: %v %v", rows, err)
 	}
 	id := rows[0]["pane_id"]
-	p, err := s.PaneChange(ctx, PaneTarget{PaneID: &id}, func(pid string) []Cmd { return []Cmd{SetPaneTitle(pid, "changed")} })
+	p, err := PaneChange(ctx, s, PaneTarget{PaneID: &id}, func(pid string) []Cmd { return []Cmd{SetPaneTitle(pid, "changed")} })
 	if err != nil || p["pane_title"] != "changed" {
 		t.Fatalf("PaneChange title: %v %v", p, err)
 	}
-	_, err = s.PaneChange(ctx, PaneTarget{PaneID: &id}, func(pid string) []Cmd {
+	_, err = PaneChange(ctx, s, PaneTarget{PaneID: &id}, func(pid string) []Cmd {
 		return []Cmd{cmd("resize-pane", "-t", pid, "-x", "bad"), SetPaneTitle(pid, "not reached")}
 	})
 	var ce *CommandError
 	if !errors.As(err, &ce) || ce.Sub != "resize-pane" || len(ce.Stderr) == 0 {
 		t.Fatalf("failed change: %#v", err)
 	}
-	if p, err := s.RefreshPane(ctx, id); err != nil || p["pane_title"] != "changed" {
+	if p, err := RefreshPane(ctx, s, id); err != nil || p["pane_title"] != "changed" {
 		t.Fatalf("a command after the failed one ran: %v %v", p, err)
 	}
 	missing := "%999"
-	_, err = s.PaneChange(ctx, PaneTarget{PaneID: &missing}, func(pid string) []Cmd { return []Cmd{SetPaneTitle(pid, "x")} })
+	_, err = PaneChange(ctx, s, PaneTarget{PaneID: &missing}, func(pid string) []Cmd { return []Cmd{SetPaneTitle(pid, "x")} })
 	var nf *PaneNotFoundError
 	if !errors.As(err, &nf) {
 		t.Fatalf("missing pane: %#v", err)
@@ -178,7 +178,7 @@ func TestPaneChange(t *testing.T) {
 		zoom bool
 		flag string
 	}{{true, "1"}, {true, "1"}, {false, "0"}, {false, "0"}} {
-		if _, err := s.PaneChange(ctx, PaneTarget{PaneID: &id}, func(pid string) []Cmd { return []Cmd{SetZoom(pid, want.zoom)} }); err != nil {
+		if _, err := PaneChange(ctx, s, PaneTarget{PaneID: &id}, func(pid string) []Cmd { return []Cmd{SetZoom(pid, want.zoom)} }); err != nil {
 			t.Fatal(err)
 		}
 		if lines, err := s.Display(ctx, id, "#{window_zoomed_flag}"); err != nil || len(lines) == 0 || lines[0] != want.flag {

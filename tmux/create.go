@@ -43,7 +43,7 @@ type sessionPlan struct {
 	looked Attrs // the session, when it was looked up first
 }
 
-func (s *Server) planSession(ctx context.Context, ref SessionRef) (sessionPlan, error) {
+func planSession(ctx context.Context, s *Server, ref SessionRef) (sessionPlan, error) {
 	p := sessionPlan{ref: ref}
 	sessions := cmd("list-sessions", "-F", Format(SessionFields))
 	switch {
@@ -53,7 +53,7 @@ func (s *Server) planSession(ctx context.Context, ref SessionRef) (sessionPlan, 
 		p.target = "=" + *ref.Name
 		p.pre = []Cmd{sessions, guard(p.target+":", "#{==:#{session_name},"+*ref.Name+"}")}
 	default:
-		sess, err := s.ResolveSession(ctx, ref.Name, ref.ID)
+		sess, err := ResolveSession(ctx, s, ref.Name, ref.ID)
 		if err != nil {
 			return p, err
 		}
@@ -69,7 +69,7 @@ func (p sessionPlan) judge(s *Server, replies []Reply) (sess Attrs, retry bool, 
 	if p.looked != nil {
 		return p.looked, false, nil
 	}
-	rows, err := s.rowsOf(p.pre[0], replies[0], SessionFields)
+	rows, err := rowsOf(s, p.pre[0], replies[0], SessionFields)
 	if err != nil {
 		return nil, false, err
 	}
@@ -84,15 +84,15 @@ func (p sessionPlan) judge(s *Server, replies []Reply) (sess Attrs, retry bool, 
 // request when tmux can name the session exactly (sessionPlan): the
 // listing decides a lookup error, so a missing session is reported the
 // same way whichever path ran.
-func (s *Server) NewWindowIn(ctx context.Context, ref SessionRef, nw NewWindow) (Attrs, Attrs, error) {
-	sess, replies, err := s.SessionAct(ctx, ref, func(target string) []Cmd {
+func NewWindowIn(ctx context.Context, s *Server, ref SessionRef, nw NewWindow) (Attrs, Attrs, error) {
+	sess, replies, err := SessionAct(ctx, s, ref, func(target string) []Cmd {
 		nw.Session = target
 		return []Cmd{nw.Cmd(), windowListing}
 	})
 	if err != nil {
 		return nil, nil, err
 	}
-	w, err := s.createdWindow(ctx, replies)
+	w, err := createdWindow(ctx, s, replies)
 	return sess, w, err
 }
 
@@ -102,7 +102,7 @@ var windowListing = cmd("list-windows", "-a", "-F", Format(WindowFields))
 // Created and RefreshWindow would: the window's row in its session. A
 // window listed in several sessions (a session group) is read again with
 // RefreshWindow, which lets tmux pick the session.
-func (s *Server) createdWindow(ctx context.Context, replies []Reply) (Attrs, error) {
+func createdWindow(ctx context.Context, s *Server, replies []Reply) (Attrs, error) {
 	created, listing := replies[0], replies[1]
 	if created.Err != nil {
 		return nil, created.Err
@@ -115,7 +115,7 @@ func (s *Server) createdWindow(ctx context.Context, replies []Reply) (Attrs, err
 		return nil, &ReplyError{fmt.Errorf("new-window printed no window")}
 	}
 	id := rows[0]["window_id"]
-	all, err := s.rowsOf(windowListing, listing, WindowFields)
+	all, err := rowsOf(s, windowListing, listing, WindowFields)
 	if err != nil {
 		return nil, err
 	}
@@ -123,13 +123,13 @@ func (s *Server) createdWindow(ctx context.Context, replies []Reply) (Attrs, err
 	for _, r := range all {
 		if r["window_id"] == id {
 			if len(match) > 0 && match[0]["session_id"] != r["session_id"] {
-				return s.RefreshWindow(ctx, id)
+				return RefreshWindow(ctx, s, id)
 			}
 			match = append(match, r)
 		}
 	}
 	if len(match) == 0 {
-		return s.RefreshWindow(ctx, id)
+		return RefreshWindow(ctx, s, id)
 	}
 	return pickWindowRow(match), nil
 }
@@ -139,8 +139,8 @@ func (s *Server) createdWindow(ctx context.Context, replies []Reply) (Attrs, err
 // and returns the session's row as listed before them and the replies
 // of act's commands. A check that fails while the listing has the
 // session costs one more request, by id.
-func (s *Server) SessionAct(ctx context.Context, ref SessionRef, act func(target string) []Cmd) (Attrs, []Reply, error) {
-	plan, err := s.planSession(ctx, ref)
+func SessionAct(ctx context.Context, s *Server, ref SessionRef, act func(target string) []Cmd) (Attrs, []Reply, error) {
+	plan, err := planSession(ctx, s, ref)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -154,7 +154,7 @@ func (s *Server) SessionAct(ctx context.Context, ref SessionRef, act func(target
 	}
 	if retry {
 		id := sess["session_id"]
-		return s.SessionAct(ctx, SessionRef{ID: &id}, act)
+		return SessionAct(ctx, s, SessionRef{ID: &id}, act)
 	}
 	return sess, replies[len(plan.pre):], nil
 }
@@ -162,10 +162,10 @@ func (s *Server) SessionAct(ctx context.Context, ref SessionRef, act func(target
 // SessionChange is SessionAct followed, in the same request, by the
 // session re-read as SessionByID reads it; act's commands are judged as
 // Do judges them.
-func (s *Server) SessionChange(ctx context.Context, ref SessionRef, act func(target string) []Cmd) (Attrs, error) {
+func SessionChange(ctx context.Context, s *Server, ref SessionRef, act func(target string) []Cmd) (Attrs, error) {
 	var cmds []Cmd
 	listing := cmd("list-sessions", "-F", Format(SessionFields))
-	sess, replies, err := s.SessionAct(ctx, ref, func(target string) []Cmd {
+	sess, replies, err := SessionAct(ctx, s, ref, func(target string) []Cmd {
 		cmds = act(target)
 		return append(cmds, listing)
 	})
@@ -176,6 +176,6 @@ func (s *Server) SessionChange(ctx context.Context, ref SessionRef, act func(tar
 		return nil, err
 	}
 	id := sess["session_id"]
-	rows, err := s.rowsOf(listing, replies[len(replies)-1], SessionFields)
+	rows, err := rowsOf(s, listing, replies[len(replies)-1], SessionFields)
 	return byID(rows, err, "session_id", id, &NotFoundError{Key: "session_id", ID: id, ListCmd: "list-sessions"})
 }

@@ -18,11 +18,11 @@ func TestEscapeArgRoundTrip(t *testing.T) {
 		t.Fatalf("%v %s", err, out)
 	}
 	defer tmuxtest.Command("-L", sock, "kill-server").Run()
-	srv := &Server{Runner: transport.NewLocal(), SocketName: sock, Bin: os.Getenv(tmuxtest.EnvBin)}
+	srv := &Server{Executor: execExecutor{r: transport.NewLocal()}, SocketName: sock, Bin: os.Getenv(tmuxtest.EnvBin)}
 	ctx := context.Background()
 	id := "$0"
 	for _, name := range []string{"a;", "c;;", "d"} {
-		if _, err := srv.Cmd(ctx, "rename-session", "-t", id, name); err != nil {
+		if _, err := srv.Do(ctx, cmd("rename-session", "-t", id, name)); err != nil {
 			t.Fatal(err)
 		}
 		rows, err := srv.Sessions(ctx)
@@ -32,10 +32,10 @@ func TestEscapeArgRoundTrip(t *testing.T) {
 		id = rows[0]["session_id"]
 	}
 	for _, v := range []string{"x;", `y\;`, `z\\;`, "plain"} {
-		if _, err := srv.Cmd(ctx, "set-option", "-g", "@fleetmux_test", v); err != nil {
+		if _, err := srv.Do(ctx, cmd("set-option", "-g", "@fleetmux_test", v)); err != nil {
 			t.Fatal(err)
 		}
-		lines, err := srv.Cmd(ctx, "show-option", "-gv", "@fleetmux_test")
+		lines, err := srv.Do(ctx, cmd("show-option", "-gv", "@fleetmux_test"))
 		if err != nil || len(lines) != 1 || lines[0] != v {
 			t.Fatalf("value %q came back as %q (%v)", v, lines, err)
 		}

@@ -28,7 +28,7 @@ func newFgPanes(t *testing.T) *fgPanes {
 	ctx := context.Background()
 	run := func(args ...string) string {
 		t.Helper()
-		out, err := srv.Cmd(ctx, args...)
+		out, err := srv.Do(ctx, cmd(args...))
 		if err != nil {
 			t.Fatalf("%v: %v", args, err)
 		}
@@ -150,7 +150,7 @@ func TestIdleShellGuard(t *testing.T) {
 			t.Errorf("%s: guard %+v", tc.name, replies[1])
 		}
 	}
-	if out, _ := p.srv.Cmd(ctx, "show-options", "-p", "-t", p.idle); strings.Contains(strings.Join(out, " "), "@fleetmux_idle") {
+	if out, _ := p.srv.Do(ctx, cmd("show-options", "-p", "-t", p.idle)); strings.Contains(strings.Join(out, " "), "@fleetmux_idle") {
 		t.Errorf("the guard's option stayed: %q", out)
 	}
 }

@@ -106,7 +106,7 @@ func testServer(t *testing.T, tag string) *Server {
 		t.Fatalf("%v %s", err, out)
 	}
 	t.Cleanup(func() { tmuxtest.Command("-L", sock, "kill-server").Run() })
-	return &Server{Runner: transport.NewLocal(), SocketName: sock, Bin: os.Getenv(tmuxtest.EnvBin)}
+	return &Server{Executor: execExecutor{r: transport.NewLocal()}, SocketName: sock, Bin: os.Getenv(tmuxtest.EnvBin)}
 }
 
 // TestEscapeLiteralRoundTrip: every argument tmux expands as a format
@@ -125,36 +125,36 @@ func TestEscapeLiteralRoundTrip(t *testing.T) {
 	}
 	// tmux turns ':' and '.' in session names into '_'.
 	sessName := "a#b#{session_id}##x#S#(touch " + strings.ReplaceAll(marker, ".", "") + ")"
-	if _, err := srv.Cmd(ctx, "rename-session", "-t", "s", EscapeLiteral(sessName)); err != nil {
+	if _, err := srv.Do(ctx, cmd("rename-session", "-t", "s", EscapeLiteral(sessName))); err != nil {
 		t.Fatal(err)
 	}
-	lines, _ := srv.Cmd(ctx, "list-sessions", "-F", "#{session_name}")
+	lines, _ := srv.Do(ctx, cmd("list-sessions", "-F", "#{session_name}"))
 	check("session name", strings.Join(lines, "\n"), sessName)
 
-	if _, err := srv.Cmd(ctx, "rename-window", "-t", "$0:", EscapeLiteral(hostile)); err != nil {
+	if _, err := srv.Do(ctx, cmd("rename-window", "-t", "$0:", EscapeLiteral(hostile))); err != nil {
 		t.Fatal(err)
 	}
-	lines, _ = srv.Cmd(ctx, "list-windows", "-a", "-F", "#{window_name}")
+	lines, _ = srv.Do(ctx, cmd("list-windows", "-a", "-F", "#{window_name}"))
 	check("window name", strings.Join(lines, "\n"), hostile)
 
-	if _, err := srv.Cmd(ctx, "select-pane", "-t", "$0:", "-T", EscapeLiteral(hostile)); err != nil {
+	if _, err := srv.Do(ctx, cmd("select-pane", "-t", "$0:", "-T", EscapeLiteral(hostile))); err != nil {
 		t.Fatal(err)
 	}
-	lines, _ = srv.Cmd(ctx, "list-panes", "-a", "-F", "#{pane_title}")
+	lines, _ = srv.Do(ctx, cmd("list-panes", "-a", "-F", "#{pane_title}"))
 	check("pane title", strings.Join(lines, "\n"), hostile)
 
 	sub := filepath.Join(dir, "d#S#{session_id}##")
 	if err := os.Mkdir(sub, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	lines, err := srv.Cmd(ctx, "new-window", "-d", "-P", "-F", "#{window_id}", "-n", EscapeLiteral("w#{window_id}"), "-c", EscapeLiteral(sub), "bash --norc --noprofile")
+	lines, err := srv.Do(ctx, cmd("new-window", "-d", "-P", "-F", "#{window_id}", "-n", EscapeLiteral("w#{window_id}"), "-c", EscapeLiteral(sub), "bash --norc --noprofile"))
 	if err != nil || len(lines) != 1 {
 		t.Fatalf("new-window: %v %q", err, lines)
 	}
 	waitPath := func(id string) string {
 		var got []string
 		for range 100 {
-			got, _ = srv.Cmd(ctx, "display-message", "-p", "-t", id, "#{pane_current_path}")
+			got, _ = srv.Do(ctx, cmd("display-message", "-p", "-t", id, "#{pane_current_path}"))
 			if len(got) == 1 && got[0] != "" {
 				break
 			}
@@ -163,7 +163,7 @@ func TestEscapeLiteralRoundTrip(t *testing.T) {
 		return strings.Join(got, "")
 	}
 	check("start directory", waitPath(lines[0]), sub)
-	lines, _ = srv.Cmd(ctx, "display-message", "-p", "-t", lines[0], "#{window_name}")
+	lines, _ = srv.Do(ctx, cmd("display-message", "-p", "-t", lines[0], "#{window_name}"))
 	check("new window name", strings.Join(lines, ""), "w#{window_id}")
 
 	time.Sleep(200 * time.Millisecond)
@@ -307,5 +307,5 @@ func testServerF(f *testing.F, tag string) *Server {
 		f.Fatalf("%v %s", err, out)
 	}
 	f.Cleanup(func() { tmuxtest.Command("-L", sock, "kill-server").Run() })
-	return &Server{Runner: transport.NewLocal(), SocketName: sock, Bin: os.Getenv(tmuxtest.EnvBin)}
+	return &Server{Executor: execExecutor{r: transport.NewLocal()}, SocketName: sock, Bin: os.Getenv(tmuxtest.EnvBin)}
 }

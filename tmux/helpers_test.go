@@ -4,6 +4,8 @@ import (
 	"errors"
 	"reflect"
 	"testing"
+
+	"github.com/fleetmux/fleetmux/transport"
 )
 
 func TestPyTuple(t *testing.T) {
@@ -61,4 +63,13 @@ func TestTargetMissing(t *testing.T) {
 			t.Errorf("targetMissing(%v) = %v", tc.err, got)
 		}
 	}
+}
+
+// localExecutor runs on this machine through the native client (native)
+// or the binary.
+func localExecutor(native bool) Executor {
+	if native {
+		return NewExecutor(transport.NewLocal())
+	}
+	return execExecutor{r: transport.NewLocal()}
 }

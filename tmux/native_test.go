@@ -3,22 +3,19 @@ package tmux
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/fleetmux/fleetmux/tmux/imsg"
 	"github.com/fleetmux/fleetmux/tmux/tmuxtest"
 	"github.com/fleetmux/fleetmux/transport"
 )
@@ -70,7 +67,34 @@ func execTmux(t testing.TB, s *Server, args ...string) transport.Result {
 	return res
 }
 
-func handledBy(r transport.Runner) int64 { return r.(*native).handled.Load() }
+func handledBy(ex Executor) int64 { return ex.(nativeExecutor).client.Handled() }
+
+// newNative is a local executor with a client of its own, so that
+// handledBy counts only its requests.
+func newNative() Executor { return nativeExecutor{client: imsg.New(), next: transport.NewLocal()} }
+
+// runVia runs args (commands separated by lone ";" arguments) on s
+// through ex, with stdin on the client's stdin.
+func runVia(ctx context.Context, ex Executor, s *Server, args []string, stdin []byte) (transport.Result, error) {
+	var cmds []Cmd
+	cur := []string{}
+	for _, a := range args {
+		if a == ";" {
+			cmds, cur = append(cmds, cmd(cur...)), []string{}
+			continue
+		}
+		cur = append(cur, a)
+	}
+	cmds = append(cmds, cmd(cur...))
+	if stdin != nil {
+		cmds[0].stdin = stdin
+	}
+	out, err := ex.Execute(ctx, s, Request{Cmds: cmds})
+	if out == nil {
+		return transport.Result{}, err
+	}
+	return transport.Result{Stdout: out.Stdout, Stderr: out.Stderr, ExitCode: out.ExitCode}, err
+}
 
 // nativeReleaseBin is a tmux binary of the release, for
 // TestNativeMatchesExec: 3.3a is the system's (Debian bookworm), 3.5a
@@ -122,7 +146,7 @@ func TestNativeMatchesExec(t *testing.T) {
 
 func testNativeMatchesExec(t *testing.T, bin string) {
 	label := nativeTestServerBin(t, bin)
-	s := &Server{Runner: transport.NewLocal(), SocketName: label, Bin: bin}
+	s := &Server{Executor: execExecutor{r: transport.NewLocal()}, SocketName: label, Bin: bin}
 	execTmux(t, s, "new-window", "-d", "-t", "main:", "-n", "wé")
 	execTmux(t, s, "new-session", "-d", "-s", "other", "-x", "80", "-y", "20")
 	execTmux(t, s, "new-window", "-d", "-t", "main:", "-n", "input")
@@ -213,17 +237,23 @@ func testNativeMatchesExec(t *testing.T, bin string) {
 		{name: "show-buffer missing", args: []string{"show-buffer", "-b", "fm-no-such-buffer"}},
 		{name: "display-message exit code", args: []string{"display-message", "-p", "-t", "nosuch:", "x"}},
 	}
-	native := NewNative(transport.NewLocal())
+	native := newNative()
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			var results [2]transport.Result
 			var files [2]string
-			for i, r := range []transport.Runner{transport.NewLocal(), native} {
+			for i := range 2 {
 				for _, a := range tc.setup {
 					execTmux(t, s, a...)
 				}
 				before := handledBy(native)
-				res, err := r.Run(context.Background(), s.Argv(tc.args...), tc.stdin)
+				var res transport.Result
+				var err error
+				if i == 0 {
+					res, err = transport.NewLocal().Run(context.Background(), s.Argv(tc.args...), tc.stdin)
+				} else {
+					res, err = runVia(context.Background(), native, s, tc.args, tc.stdin)
+				}
 				if err != nil {
 					t.Fatalf("path %d: %v", i, err)
 				}
@@ -259,7 +289,7 @@ func TestNativeSockets(t *testing.T) {
 	label := nativeTestServer(t, "TMUX_TMPDIR="+tmpdir)
 	sock := filepath.Join(tmpdir, fmt.Sprintf("tmux-%d", os.Getuid()), label)
 	t.Setenv("TMUX", "")
-	native := NewNative(transport.NewLocal())
+	native := newNative()
 	compare := func(t *testing.T, s *Server, wantNative bool, args ...string) transport.Result {
 		t.Helper()
 		e, err := transport.NewLocal().Run(context.Background(), s.Argv(args...), nil)
@@ -267,7 +297,7 @@ func TestNativeSockets(t *testing.T) {
 			t.Fatal(err)
 		}
 		before := handledBy(native)
-		n, err := native.Run(context.Background(), s.Argv(args...), nil)
+		n, err := runVia(context.Background(), native, s, args, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -327,43 +357,42 @@ func TestNativeSockets(t *testing.T) {
 // TestNativeDelegates: what the native client leaves to the binary.
 func TestNativeDelegates(t *testing.T) {
 	label := nativeTestServer(t)
-	s := &Server{SocketName: label}
 	dir := t.TempDir()
 	wrapper := filepath.Join(dir, "tmux")
 	real, _ := exec.LookPath("tmux")
 	if err := os.WriteFile(wrapper, []byte("#!/bin/sh\necho wrapped >&2\nexec "+real+" \"$@\"\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	native := NewNative(transport.NewLocal())
+	native := newNative()
 	cases := []struct {
 		name  string
-		argv  []string
+		bin   string // "" for tmux on PATH
+		args  []string
 		stdin []byte
 		env   string
 	}{
-		{name: "stdin", argv: s.Argv("load-buffer", "-b", "fmd", "-"), stdin: []byte("x")},
-		{name: "new-session", argv: s.Argv("new-session", "-d", "-s", "fmd-new")},
-		{name: "new alias", argv: s.Argv("new", "-d", "-s", "fmd-new2")},
-		{name: "unique prefix", argv: s.Argv("new-s", "-d", "-s", "fmd-new3")},
-		{name: "list-keys", argv: s.Argv("list-keys")},
-		{name: "after a separator", argv: s.Argv("display-message", "-p", "x", ";", "start-server")},
-		{name: "trailing separator", argv: append(s.Argv("display-message", "-p", "x"), "source-file;")},
-		{name: "save-buffer", argv: s.Argv("save-buffer", "-")},
-		{name: "blocking wait-for", argv: s.Argv("wait-for", "-L", "fmd-lock", ";", "wait-for", "-U", "fmd-lock")},
-		{name: "not Server.Argv", argv: []string{"tmux", "-L", label, "list-sessions"}},
-		{name: "wrapper script", argv: append([]string{wrapper}, s.Argv("list-sessions")[1:]...)},
-		{name: "kill switch", argv: s.Argv("list-sessions"), env: "1"},
-		{name: "missing binary", argv: append([]string{"fleetmux-no-such-tmux"}, s.Argv("list-sessions")[1:]...)},
-		{name: "command too long", argv: s.Argv("display-message", "-p", strings.Repeat("x", maxImsgSize))},
+		{name: "stdin", args: []string{"load-buffer", "-b", "fmd", "-"}, stdin: []byte("x")},
+		{name: "new-session", args: []string{"new-session", "-d", "-s", "fmd-new"}},
+		{name: "new alias", args: []string{"new", "-d", "-s", "fmd-new2"}},
+		{name: "unique prefix", args: []string{"new-s", "-d", "-s", "fmd-new3"}},
+		{name: "list-keys", args: []string{"list-keys"}},
+		{name: "after a separator", args: []string{"display-message", "-p", "x", ";", "start-server"}},
+		{name: "save-buffer", args: []string{"save-buffer", "-"}},
+		{name: "blocking wait-for", args: []string{"wait-for", "-L", "fmd-lock", ";", "wait-for", "-U", "fmd-lock"}},
+		{name: "wrapper script", bin: wrapper, args: []string{"list-sessions"}},
+		{name: "kill switch", args: []string{"list-sessions"}, env: "1"},
+		{name: "missing binary", bin: "fleetmux-no-such-tmux", args: []string{"list-sessions"}},
+		{name: "command too long", args: []string{"display-message", "-p", strings.Repeat("x", 16384)}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.env != "" {
 				t.Setenv("FLEETMUX_TMUX_EXEC", tc.env)
 			}
+			s := &Server{SocketName: label, Bin: tc.bin}
 			before := handledBy(native)
-			e, eerr := transport.NewLocal().Run(context.Background(), tc.argv, tc.stdin)
-			n, nerr := native.Run(context.Background(), tc.argv, tc.stdin)
+			e, eerr := transport.NewLocal().Run(context.Background(), s.Argv(tc.args...), tc.stdin)
+			n, nerr := runVia(context.Background(), native, s, tc.args, tc.stdin)
 			if handledBy(native) != before {
 				t.Errorf("handled natively")
 			}
@@ -378,94 +407,6 @@ func TestNativeDelegates(t *testing.T) {
 	}
 }
 
-func TestNativeCmdFind(t *testing.T) {
-	for name, want := range map[string]string{
-		"new": "new-session", "new-s": "new-session", "new-w": "new-window", "ls": "list-sessions",
-		"list-k": "list-keys", "a": "attach-session", "attach": "attach-session", "start": "start-server",
-		"n": "", "list": "", "source": "source-file", "nosuch": "", "kill-server": "kill-server",
-		"clear": "", "show-p": "show-prompt-history", "serv": "server-access",
-	} {
-		if got := nativeCmdFind(name); got != want {
-			t.Errorf("nativeCmdFind(%q) = %q, want %q", name, got, want)
-		}
-	}
-}
-
-// TestNativeProtocols: the version table is what each release's client
-// sends and understands: the first identify message (MSG_IDENTIFY_FLAGS
-// with an int before 3.5, MSG_IDENTIFY_LONGFLAGS with 64 bits from 3.5),
-// MSG_READ_CANCEL (ignored before 3.4; from 3.4 a cancel of a stream the
-// client read is answered already, of an unknown one a protocol error),
-// and which `tmux -V` outputs name a release the native client serves.
-func TestNativeProtocols(t *testing.T) {
-	call := nativeCall{flags: clientUTF8 | clientDefaultSocket, term: "xterm", cwd: "/", args: []string{"ls"}}
-	for _, tc := range []struct {
-		release    string
-		firstType  uint32
-		firstLen   int
-		readCancel bool
-	}{
-		{"3.3", msgIdentifyFlags, 4, false},
-		{"3.3a", msgIdentifyFlags, 4, false},
-		{"3.4", msgIdentifyFlags, 4, true},
-		{"3.5", msgIdentifyLongFlags, 8, true},
-		{"3.5a", msgIdentifyLongFlags, 8, true},
-	} {
-		t.Run(tc.release, func(t *testing.T) {
-			p := nativeProtocolOf(tc.release)
-			if p == nil || p.protocol != nativeProtocolVersion {
-				t.Fatalf("nativeProtocolOf(%q) = %+v", tc.release, p)
-			}
-			call.proto = p
-			first, _ := nativeIdentify(call)
-			typ, data, size, err := parseImsg(first)
-			if err != nil || size == 0 || typ != tc.firstType || len(data) != tc.firstLen {
-				t.Errorf("first message: type %d, %d bytes, err %v; want type %d, %d bytes", typ, len(data), err, tc.firstType, tc.firstLen)
-			}
-			if got := binary.NativeEndian.Uint32(data); got != uint32(call.flags) {
-				t.Errorf("first message flags %#x, want %#x", got, call.flags)
-			}
-			typ, data, _, _ = parseImsg(first[size:])
-			if typ != msgIdentifyLongFlags || len(data) != 8 || binary.NativeEndian.Uint64(data) != call.flags {
-				t.Errorf("second message: type %d %x", typ, data)
-			}
-
-			var out bytes.Buffer
-			cv := newNativeConv(&out, p)
-			cv.open = func(string, int) (*os.File, syscall.Errno, error) { return nil, syscall.ENOENT, nil }
-			if err := cv.dispatch(msgReadOpen, append(i32(5), i32(0)...)); err != nil {
-				t.Fatal(err)
-			}
-			_ = cv.flush()
-			answered := out.Len()
-			err = cv.dispatch(msgReadCancel, i32(5))
-			_ = cv.flush()
-			if err != nil || out.Len() != answered {
-				t.Errorf("cancel of a stream read to its end: err %v, %d more bytes sent", err, out.Len()-answered)
-			}
-			err = cv.dispatch(msgReadCancel, i32(9))
-			if tc.readCancel != (err != nil) {
-				t.Errorf("cancel of an unknown stream: err %v, want an error: %v", err, tc.readCancel)
-			}
-			if tc.readCancel && !errors.Is(err, ErrProtocol) {
-				t.Errorf("cancel of an unknown stream: err %v, want ErrProtocol", err)
-			}
-		})
-	}
-	for out, want := range map[string]string{
-		"tmux 3.5a\n": "3.5a", "tmux 3.3a\n": "3.3a", "tmux-3.3a 3.3a\n": "3.3a", "tmux 3.4\n": "3.4",
-		"tmux 3.6\n": "", "tmux next-3.6\n": "", "tmux 3.1c\n": "", "tmux 3.2a\n": "", "wrapper 3.3a\n": "", "tmux\n": "",
-	} {
-		got := ""
-		if r, ok := nativeRelease("/opt/bin/tmux-3.3a", []byte(out)); ok && nativeProtocolOf(r) != nil {
-			got = r
-		}
-		if got != want {
-			t.Errorf("-V %q: served as %q, want %q", out, got, want)
-		}
-	}
-}
-
 // TestNativeCancel: a cancelled or timed-out command returns at once with
 // the context's error and leaves no goroutine behind; the server is fine.
 // run-shell without -b holds the client until the job ends; a blocking
@@ -473,8 +414,8 @@ func TestNativeProtocols(t *testing.T) {
 func TestNativeCancel(t *testing.T) {
 	label := nativeTestServer(t)
 	s := &Server{SocketName: label}
-	native := NewNative(transport.NewLocal())
-	if _, err := native.Run(context.Background(), s.Argv("list-sessions"), nil); err != nil {
+	native := newNative()
+	if _, err := runVia(context.Background(), native, s, []string{"list-sessions"}, nil); err != nil {
 		t.Fatal(err)
 	}
 	before := runtime.NumGoroutine()
@@ -489,7 +430,7 @@ func TestNativeCancel(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		time.AfterFunc(200*time.Millisecond, cancel)
 		start := time.Now()
-		_, err := native.Run(ctx, s.Argv(tc.args...), nil)
+		_, err := runVia(ctx, native, s, tc.args, nil)
 		if !errors.Is(err, context.Canceled) {
 			t.Fatalf("%q: err = %v, want context canceled", tc.args, err)
 		}
@@ -503,7 +444,7 @@ func TestNativeCancel(t *testing.T) {
 			t.Errorf("%q: handled natively = %v", tc.args, got)
 		}
 		ctx2, cancel2 := context.WithTimeout(context.Background(), 100*time.Millisecond)
-		_, err = native.Run(ctx2, s.Argv(tc.args...), nil)
+		_, err = runVia(ctx2, native, s, tc.args, nil)
 		cancel2()
 		if !errors.Is(err, context.DeadlineExceeded) || ctx2.Err() == nil {
 			t.Fatalf("%q: deadline: err = %v", tc.args, err)
@@ -517,31 +458,9 @@ func TestNativeCancel(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	res, err := native.Run(context.Background(), s.Argv("display-message", "-p", "ok"), nil)
+	res, err := runVia(context.Background(), native, s, []string{"display-message", "-p", "ok"}, nil)
 	if err != nil || string(res.Stdout) != "ok\n" {
 		t.Fatalf("after cancel: %q %v", res.Stdout, err)
-	}
-}
-
-// TestNativeOutputLimit: more output than the limit fails with
-// ErrOutputTooLarge.
-func TestNativeOutputLimit(t *testing.T) {
-	label := nativeTestServer(t)
-	s := &Server{SocketName: label}
-	old := nativeMaxOutput
-	nativeMaxOutput = 4096
-	t.Cleanup(func() { nativeMaxOutput = old })
-	native := NewNative(transport.NewLocal())
-	x := strings.Repeat("x", 3000)
-	if res, err := native.Run(context.Background(), s.Argv("display-message", "-p", x), nil); err != nil || len(res.Stdout) != 3001 {
-		t.Fatalf("under the limit: %d bytes, %v", len(res.Stdout), err)
-	}
-	_, err := native.Run(context.Background(), s.Argv("display-message", "-p", x, ";", "display-message", "-p", x), nil)
-	if !errors.Is(err, transport.ErrOutputTooLarge) {
-		t.Fatalf("err = %v, want ErrOutputTooLarge", err)
-	}
-	if handledBy(native) != 2 {
-		t.Errorf("handled %d natively, want 2", handledBy(native))
 	}
 }
 
@@ -557,9 +476,9 @@ func TestNativeRefusesOwnFiles(t *testing.T) {
 	}
 	defer own.Close()
 	execTmux(t, s, "set-buffer", "-b", "fmo", "secret")
-	native := NewNative(transport.NewLocal())
+	native := newNative()
 	for _, p := range []string{fmt.Sprintf("/dev/fd/%d", own.Fd()), "/proc/self/environ", own.Name()} {
-		_, err := native.Run(context.Background(), s.Argv("if-shell", "true", "save-buffer -b fmo "+p), nil)
+		_, err := runVia(context.Background(), native, s, []string{"if-shell", "true", "save-buffer -b fmo " + p}, nil)
 		if err == nil || !strings.HasPrefix(err.Error(), "tmux native:") {
 			t.Errorf("%s: err = %v", p, err)
 		}
@@ -569,172 +488,20 @@ func TestNativeRefusesOwnFiles(t *testing.T) {
 	}
 }
 
-// fakeServer listens on a unix socket and answers each client, once it
-// has sent its command, with reply (then closes).
-func fakeServer(t *testing.T, reply func(c net.Conn)) (path string, accepted *atomic.Int64) {
-	t.Helper()
-	path = filepath.Join(t.TempDir(), "fake")
-	l, err := net.Listen("unix", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	accepted = &atomic.Int64{}
-	var wg sync.WaitGroup
-	t.Cleanup(func() { _ = l.Close(); wg.Wait() })
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			accepted.Add(1)
-			buf := make([]byte, 0, 1<<16)
-			tmp := make([]byte, 1<<16)
-		read:
-			for {
-				n, err := c.Read(tmp)
-				buf = append(buf, tmp[:n]...)
-				for len(buf) >= imsgHeaderSize {
-					typ := binary.NativeEndian.Uint32(buf)
-					l := int(binary.NativeEndian.Uint16(buf[4:]))
-					if len(buf) < l {
-						break
-					}
-					buf = buf[l:]
-					if typ == msgCommand {
-						break read
-					}
-				}
-				if err != nil {
-					break
-				}
-			}
-			reply(c)
-			_ = c.Close()
-		}
-	}()
-	return path, accepted
-}
-
-type recordRunner struct{ calls atomic.Int64 }
-
-func (r *recordRunner) Run(ctx context.Context, argv []string, stdin []byte) (transport.Result, error) {
-	r.calls.Add(1)
-	return transport.Result{Stdout: []byte("from next\n")}, nil
-}
-
-// TestNativeProtocolSurprises: a server of another protocol version ran
-// nothing, so the call goes to next and later calls go there at once; a
-// server that hangs up after the command gets the binary's "server exited
-// unexpectedly"; garbage is an error, never a second run.
-func TestNativeProtocolSurprises(t *testing.T) {
-	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Skip("tmux not installed")
-	}
-	msg := func(typ uint32, version uint32, data []byte) []byte {
-		b := appendImsg(nil, typ, false, data)
-		binary.NativeEndian.PutUint32(b[8:], version)
-		return b
-	}
-	t.Run("version", func(t *testing.T) {
-		path, accepted := fakeServer(t, func(c net.Conn) { _, _ = c.Write(msg(msgVersion, 7, nil)) })
-		next := &recordRunner{}
-		native := NewNative(next)
-		for i := 1; i <= 3; i++ {
-			res, err := native.Run(context.Background(), (&Server{SocketPath: path}).Argv("list-sessions"), nil)
-			if err != nil || string(res.Stdout) != "from next\n" || next.calls.Load() != int64(i) {
-				t.Fatalf("call %d: %q %v, next called %d times", i, res.Stdout, err, next.calls.Load())
-			}
-		}
-		if accepted.Load() != 1 {
-			t.Errorf("server saw %d connections, want 1", accepted.Load())
-		}
-	})
-	t.Run("hang up", func(t *testing.T) {
-		path, _ := fakeServer(t, func(c net.Conn) {})
-		next := &recordRunner{}
-		res, err := NewNative(next).Run(context.Background(), (&Server{SocketPath: path}).Argv("list-sessions"), nil)
-		if err != nil || string(res.Stderr) != "server exited unexpectedly\n" || res.ExitCode != 1 || next.calls.Load() != 0 {
-			t.Fatalf("%q %q %d %v, next called %d times", res.Stdout, res.Stderr, res.ExitCode, err, next.calls.Load())
-		}
-	})
-	t.Run("exit message", func(t *testing.T) {
-		path, _ := fakeServer(t, func(c net.Conn) {
-			_, _ = c.Write(msg(msgWriteOpen, 8, append(i32(1), append(i32(1), i32(0)...)...)))
-			_, _ = c.Write(msg(msgWrite, 8, append(i32(1), "out\n"...)))
-			_, _ = c.Write(msg(msgExit, 8, append(i32(2), "access not allowed\x00"...)))
-			// Read what the client answers until it hangs up, as tmux
-			// does: closing with the client's MSG_WRITE_READY unread
-			// resets the connection, and the reset can discard the
-			// messages above before the client has read them.
-			_, _ = io.Copy(io.Discard, c)
-		})
-		res, err := NewNative(&recordRunner{}).Run(context.Background(), (&Server{SocketPath: path}).Argv("list-sessions"), nil)
-		if err != nil || string(res.Stdout) != "out\n" || string(res.Stderr) != "access not allowed\n" || res.ExitCode != 2 {
-			t.Fatalf("%q %q %d %v", res.Stdout, res.Stderr, res.ExitCode, err)
-		}
-	})
-	t.Run("garbage", func(t *testing.T) {
-		path, _ := fakeServer(t, func(c net.Conn) { _, _ = c.Write(bytes.Repeat([]byte{0xff}, 64)) })
-		next := &recordRunner{}
-		_, err := NewNative(next).Run(context.Background(), (&Server{SocketPath: path}).Argv("list-sessions"), nil)
-		if !errors.Is(err, errNativeProtocol) || next.calls.Load() != 0 {
-			t.Fatalf("err = %v, next called %d times", err, next.calls.Load())
-		}
-	})
-}
-
-// FuzzNativeDecode feeds arbitrary server bytes to the client's decoder
-// and dispatcher: no input may panic it.
-func FuzzNativeDecode(f *testing.F) {
-	m := func(typ uint32, data ...[]byte) []byte { return appendImsg(nil, typ, false, data...) }
-	cat := func(bs ...[]byte) []byte { return bytes.Join(bs, nil) }
-	f.Add(cat(m(msgWriteOpen, i32(1), i32(1), i32(0)), m(msgWrite, i32(1), []byte("hi\n")), m(msgExit, i32(0))))
-	f.Add(cat(m(msgWriteOpen, i32(2), i32(2), i32(0)), m(msgWrite, i32(2), []byte("err\n")), m(msgExit, i32(1), []byte("bye\x00"))))
-	f.Add(cat(m(msgReadOpen, i32(3), i32(0)), m(msgReadOpen, i32(4), i32(-1), []byte("/nonexistent\x00")), m(msgExited)))
-	f.Add(cat(m(msgWriteOpen, i32(3), i32(-1), i32(0), []byte("/x\x00")), m(msgWrite, i32(3), []byte("d")), m(msgWriteClose, i32(3))))
-	f.Add(cat(m(msgFlags, make([]byte, 8)), m(msgDetach, []byte("s\x00")), m(msgShutdown)))
-	f.Add(m(msgVersion))
-	f.Add(m(msgExit, []byte{1, 2}))
-	f.Add([]byte{1, 2, 3})
-	f.Fuzz(func(t *testing.T, b []byte) {
-		cv := newNativeConv(io.Discard, nativeProtocolOf("3.5a"))
-		cv.open = func(string, int) (*os.File, syscall.Errno, error) { return nil, syscall.ENOENT, nil }
-		for !cv.done {
-			typ, data, size, err := parseImsg(b)
-			if err != nil || size == 0 {
-				break
-			}
-			b = b[size:]
-			if cv.dispatch(typ, data) != nil {
-				break
-			}
-			_ = cv.flush()
-		}
-		if !cv.done {
-			cv.lost()
-		}
-		_, _ = cv.result()
-		cv.closeAll()
-	})
-}
-
-func benchListSessions(b *testing.B, r transport.Runner) {
+func benchListSessions(b *testing.B, local bool) {
 	label := nativeTestServer(b)
-	argv := (&Server{SocketName: label}).Argv("list-sessions")
-	if _, err := r.Run(context.Background(), argv, nil); err != nil {
+	s := &Server{Executor: localExecutor(local), SocketName: label}
+	if _, err := s.Exec(context.Background(), ListSessionsPlain()); err != nil {
 		b.Fatal(err)
 	}
 	b.ResetTimer()
 	for b.Loop() {
-		res, err := r.Run(context.Background(), argv, nil)
-		if err != nil || len(res.Stdout) == 0 {
-			b.Fatalf("%q %v", res.Stdout, err)
+		out, err := s.Exec(context.Background(), ListSessionsPlain())
+		if err != nil || len(out.Stdout) == 0 {
+			b.Fatalf("%q %v", out.Stdout, err)
 		}
 	}
 }
 
-func BenchmarkListSessionsExec(b *testing.B)   { benchListSessions(b, transport.NewLocal()) }
-func BenchmarkListSessionsNative(b *testing.B) { benchListSessions(b, NewNative(transport.NewLocal())) }
+func BenchmarkListSessionsExec(b *testing.B)   { benchListSessions(b, false) }
+func BenchmarkListSessionsNative(b *testing.B) { benchListSessions(b, true) }

@@ -87,20 +87,20 @@ func ParseRows(lines []string, fields []string) ([]Attrs, error) {
 }
 
 // list runs a list command; a server that is not running yields no rows.
-func (s *Server) list(ctx context.Context, fields []string, args ...string) ([]Attrs, error) {
+func list(ctx context.Context, s *Server, fields []string, args ...string) ([]Attrs, error) {
 	listing := cmd(append(args, "-F", Format(fields))...)
 	replies, err := s.Batch(ctx, listing) // one command: no marker
 	if err != nil {
 		return nil, err
 	}
-	return s.rowsOf(listing, replies[0], fields)
+	return rowsOf(s, listing, replies[0], fields)
 }
 
 // rowsOf parses a listing's reply: a listing that failed because no
 // server runs is no rows; stderr from a listing that exited 0 is ignored.
 // A socket where something else answers (it hangs up, speaks another
 // protocol version, refuses us) is an error naming the socket.
-func (s *Server) rowsOf(listing Cmd, r Reply, fields []string) ([]Attrs, error) {
+func rowsOf(s *Server, listing Cmd, r Reply, fields []string) ([]Attrs, error) {
 	if r.Err != nil && r.ExitCode != 0 {
 		if isNoServer(strings.TrimSpace(strings.Join(r.Err.Stderr, "\n"))) {
 			return nil, nil
@@ -190,7 +190,7 @@ func (s *Server) Sessions(ctx context.Context) ([]Attrs, error) {
 // SessionsWith lists every session, reading the extra format variables
 // too.
 func (s *Server) SessionsWith(ctx context.Context, extra []string) ([]Attrs, error) {
-	return s.list(ctx, withFields(SessionFields, extra), "list-sessions")
+	return list(ctx, s, withFields(SessionFields, extra), "list-sessions")
 }
 
 // Windows lists windows: of one session when target is set, else all
@@ -203,9 +203,9 @@ func (s *Server) Windows(ctx context.Context, target string) ([]Attrs, error) {
 func (s *Server) WindowsWith(ctx context.Context, target string, extra []string) ([]Attrs, error) {
 	fields := withFields(WindowFields, extra)
 	if target == "" {
-		return s.list(ctx, fields, "list-windows", "-a")
+		return list(ctx, s, fields, "list-windows", "-a")
 	}
-	return s.list(ctx, fields, "list-windows", "-t", target)
+	return list(ctx, s, fields, "list-windows", "-t", target)
 }
 
 // withFields appends the extra variables not already in base. Callers
@@ -262,11 +262,11 @@ func (s *Server) PanesWith(ctx context.Context, scope PaneScope, target string, 
 	fields := withFields(PaneFields, extra)
 	switch scope {
 	case PanesSession:
-		return s.list(ctx, fields, "list-panes", "-s", "-t", target)
+		return list(ctx, s, fields, "list-panes", "-s", "-t", target)
 	case PanesWindow:
-		return s.list(ctx, fields, "list-panes", "-t", target)
+		return list(ctx, s, fields, "list-panes", "-t", target)
 	default:
-		return s.list(ctx, fields, "list-panes", "-a")
+		return list(ctx, s, fields, "list-panes", "-a")
 	}
 }
 

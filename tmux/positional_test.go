@@ -5,8 +5,6 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-
-	"github.com/fleetmux/fleetmux/transport"
 )
 
 // TestPositionalArgv: a user's name, value or command that starts with
@@ -52,11 +50,7 @@ func TestPositionalArgv(t *testing.T) {
 func TestPositionalRealTmux(t *testing.T) {
 	label := nativeTestServer(t)
 	for _, native := range []bool{false, true} {
-		var r transport.Runner = transport.NewLocal()
-		if native {
-			r = NewNative(r)
-		}
-		s := &Server{Runner: r, SocketName: label}
+		s := &Server{Executor: localExecutor(native), SocketName: label}
 		ctx := context.Background()
 		read := func(args ...string) string {
 			t.Helper()

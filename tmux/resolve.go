@@ -55,14 +55,14 @@ func byID(rows []Attrs, err error, key, id string, notFound error) (Attrs, error
 }
 
 // SessionByID finds a session by id ("$1").
-func (s *Server) SessionByID(ctx context.Context, id string) (Attrs, error) {
+func SessionByID(ctx context.Context, s *Server, id string) (Attrs, error) {
 	rows, err := s.Sessions(ctx)
 	return byID(rows, err, "session_id", id, &NotFoundError{Key: "session_id", ID: id, ListCmd: "list-sessions"})
 }
 
 // ResolveSession applies the anchor's session rule: id wins over name;
 // neither means the first listed session.
-func (s *Server) ResolveSession(ctx context.Context, name, id *string) (Attrs, error) {
+func ResolveSession(ctx context.Context, s *Server, name, id *string) (Attrs, error) {
 	rows, err := s.Sessions(ctx)
 	if err != nil {
 		return nil, err
@@ -88,27 +88,27 @@ func pickSession(rows []Attrs, name, id *string) (Attrs, error) {
 // ResolveSession) and lists its panes, as `list-panes -s -t SESSION`
 // would, reading the extra format variables too: one request, the
 // session listing and every pane, filtered here.
-func (s *Server) SessionPanes(ctx context.Context, name, id *string, extra []string) (Attrs, []Attrs, error) {
+func SessionPanes(ctx context.Context, s *Server, name, id *string, extra []string) (Attrs, []Attrs, error) {
 	fields := withFields(PaneFields, extra)
-	return s.sessionRowsOf(ctx, name, id, paneListing(fields), fields)
+	return sessionRowsOf(ctx, s, name, id, paneListing(fields), fields)
 }
 
 // SessionWindows is SessionPanes for windows: the session's windows as
 // `list-windows -t SESSION` lists them.
-func (s *Server) SessionWindows(ctx context.Context, name, id *string, extra []string) (Attrs, []Attrs, error) {
+func SessionWindows(ctx context.Context, s *Server, name, id *string, extra []string) (Attrs, []Attrs, error) {
 	fields := withFields(WindowFields, extra)
-	return s.sessionRowsOf(ctx, name, id, cmd("list-windows", "-a", "-F", Format(fields)), fields)
+	return sessionRowsOf(ctx, s, name, id, cmd("list-windows", "-a", "-F", Format(fields)), fields)
 }
 
 // sessionRowsOf sends the session listing and the server-wide listing
 // as one request, resolves the session and keeps its rows.
-func (s *Server) sessionRowsOf(ctx context.Context, name, id *string, listing Cmd, fields []string) (Attrs, []Attrs, error) {
+func sessionRowsOf(ctx context.Context, s *Server, name, id *string, listing Cmd, fields []string) (Attrs, []Attrs, error) {
 	sessions := cmd("list-sessions", "-F", Format(SessionFields))
 	replies, err := s.Batch(ctx, sessions, listing)
 	if err != nil {
 		return nil, nil, err
 	}
-	srows, err := s.rowsOf(sessions, replies[0], SessionFields)
+	srows, err := rowsOf(s, sessions, replies[0], SessionFields)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -116,7 +116,7 @@ func (s *Server) sessionRowsOf(ctx context.Context, name, id *string, listing Cm
 	if err != nil {
 		return nil, nil, err
 	}
-	rows, err := s.rowsOf(listing, replies[1], fields)
+	rows, err := rowsOf(s, listing, replies[1], fields)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -130,7 +130,7 @@ func (s *Server) sessionRowsOf(ctx context.Context, name, id *string, listing Cm
 }
 
 // WindowByID finds a window server-wide by id ("@2").
-func (s *Server) WindowByID(ctx context.Context, id string) (Attrs, error) {
+func WindowByID(ctx context.Context, s *Server, id string) (Attrs, error) {
 	rows, err := s.Windows(ctx, "")
 	return byID(rows, err, "window_id", id, &NotFoundError{Key: "window_id", ID: id, ListCmd: "list-windows"})
 }
@@ -143,9 +143,9 @@ type WindowTarget struct {
 // ResolveWindow applies the anchor's window rule: window_id server-wide;
 // else the session, then window_index in it, else its first window. It
 // costs one tmux call (list-windows -a, filtered here with exact matches).
-func (s *Server) ResolveWindow(ctx context.Context, t WindowTarget) (Attrs, error) {
+func ResolveWindow(ctx context.Context, s *Server, t WindowTarget) (Attrs, error) {
 	if t.WindowID != nil {
-		return s.WindowByID(ctx, *t.WindowID)
+		return WindowByID(ctx, s, *t.WindowID)
 	}
 	rows, err := s.Windows(ctx, "")
 	if err != nil {
@@ -203,7 +203,7 @@ func pickWindow(rows []Attrs, index *string) (Attrs, error) {
 }
 
 // PaneByID finds a pane server-wide by id ("%3").
-func (s *Server) PaneByID(ctx context.Context, id string) (Attrs, error) {
+func PaneByID(ctx context.Context, s *Server, id string) (Attrs, error) {
 	rows, err := s.Panes(ctx, PanesAll, "")
 	return byID(rows, err, "pane_id", id, &PaneNotFoundError{ID: id})
 }
@@ -215,9 +215,9 @@ func (s *Server) PaneByID(ctx context.Context, id string) (Attrs, error) {
 // commands may run before the lookup is judged (a pane listed twice is
 // still an AmbiguousError), read must only build commands without side
 // effects. The replies are those of read's commands.
-func (s *Server) PaneRead(ctx context.Context, t PaneTarget, read func(paneID string) []Cmd) (Attrs, []Reply, error) {
+func PaneRead(ctx context.Context, s *Server, t PaneTarget, read func(paneID string) []Cmd) (Attrs, []Reply, error) {
 	if t.PaneID == nil || !IsPaneID(*t.PaneID) {
-		p, err := s.ResolvePane(ctx, t)
+		p, err := ResolvePane(ctx, s, t)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -230,7 +230,7 @@ func (s *Server) PaneRead(ctx context.Context, t PaneTarget, read func(paneID st
 	if err != nil {
 		return nil, nil, err
 	}
-	rows, err := s.rowsOf(listing, replies[0], PaneFields)
+	rows, err := rowsOf(s, listing, replies[0], PaneFields)
 	p, err := byID(rows, err, "pane_id", id, &PaneNotFoundError{ID: id})
 	if err != nil {
 		return nil, nil, err
@@ -247,45 +247,39 @@ func (s *Server) PaneRead(ctx context.Context, t PaneTarget, read func(paneID st
 // reference to the window) costs one more request for act alone.
 // Otherwise the pane is resolved first. On an error from the request
 // itself (a deadline while act waits, say) the returned row is nil.
-func (s *Server) PaneAct(ctx context.Context, t PaneTarget, act func(paneID string) []Cmd) (Attrs, []Reply, error) {
-	return s.PaneActInput(ctx, t, nil, act)
-}
-
-// PaneActInput is PaneAct with bytes on the tmux client's stdin (for a
-// load-buffer - among act's commands).
-func (s *Server) PaneActInput(ctx context.Context, t PaneTarget, stdin []byte, act func(paneID string) []Cmd) (Attrs, []Reply, error) {
+func PaneAct(ctx context.Context, s *Server, t PaneTarget, act func(paneID string) []Cmd) (Attrs, []Reply, error) {
 	if t.PaneID == nil || !IsPaneID(*t.PaneID) {
-		p, err := s.ResolvePane(ctx, t)
+		p, err := ResolvePane(ctx, s, t)
 		if err != nil {
 			return nil, nil, err
 		}
-		replies, err := s.BatchInput(ctx, stdin, act(p["pane_id"])...)
+		replies, err := s.Batch(ctx, act(p["pane_id"])...)
 		return p, replies, err
 	}
-	return s.actOn(ctx, paneListing(PaneFields), PaneFields, "pane_id", *t.PaneID, &PaneNotFoundError{ID: *t.PaneID}, stdin, act)
+	return actOn(ctx, s, paneListing(PaneFields), PaneFields, "pane_id", *t.PaneID, &PaneNotFoundError{ID: *t.PaneID}, act)
 }
 
 // WindowAct is PaneAct for a window named by its id ("@3").
-func (s *Server) WindowAct(ctx context.Context, id string, act func(windowID string) []Cmd) (Attrs, []Reply, error) {
+func WindowAct(ctx context.Context, s *Server, id string, act func(windowID string) []Cmd) (Attrs, []Reply, error) {
 	if !isID(id, '@') {
-		w, err := s.WindowByID(ctx, id)
+		w, err := WindowByID(ctx, s, id)
 		if err != nil {
 			return nil, nil, err
 		}
 		replies, err := s.Batch(ctx, act(w["window_id"])...)
 		return w, replies, err
 	}
-	return s.actOn(ctx, windowListing, WindowFields, "window_id", id, &NotFoundError{Key: "window_id", ID: id, ListCmd: "list-windows"}, nil, act)
+	return actOn(ctx, s, windowListing, WindowFields, "window_id", id, &NotFoundError{Key: "window_id", ID: id, ListCmd: "list-windows"}, act)
 }
 
 // actOn sends listing, the UniqueWindow check of id and act's commands as
 // one request and judges the lookup of id in the listing (see PaneAct).
-func (s *Server) actOn(ctx context.Context, listing Cmd, fields []string, key, id string, notFound error, stdin []byte, act func(string) []Cmd) (Attrs, []Reply, error) {
-	replies, err := s.BatchInput(ctx, stdin, append([]Cmd{listing, UniqueWindow(id)}, act(id)...)...)
+func actOn(ctx context.Context, s *Server, listing Cmd, fields []string, key, id string, notFound error, act func(string) []Cmd) (Attrs, []Reply, error) {
+	replies, err := s.Batch(ctx, append([]Cmd{listing, UniqueWindow(id)}, act(id)...)...)
 	if err != nil {
 		return nil, nil, err
 	}
-	rows, err := s.rowsOf(listing, replies[0], fields)
+	rows, err := rowsOf(s, listing, replies[0], fields)
 	r, err := byID(rows, err, key, id, notFound)
 	if err != nil {
 		return nil, nil, err
@@ -293,7 +287,7 @@ func (s *Server) actOn(ctx context.Context, listing Cmd, fields []string, key, i
 	if replies[1].Err == nil {
 		return r, replies[2:], nil
 	}
-	replies, err = s.BatchInput(ctx, stdin, act(id)...)
+	replies, err = s.Batch(ctx, act(id)...)
 	return r, replies, err
 }
 
@@ -323,9 +317,9 @@ type PaneTarget struct {
 // window (WindowTarget rules) and its first pane. It costs one tmux call:
 // list-panes -a lists every pane with its window and session, in session,
 // window index and pane index order.
-func (s *Server) ResolvePane(ctx context.Context, t PaneTarget) (Attrs, error) {
+func ResolvePane(ctx context.Context, s *Server, t PaneTarget) (Attrs, error) {
 	if t.PaneID != nil {
-		return s.PaneByID(ctx, *t.PaneID)
+		return PaneByID(ctx, s, *t.PaneID)
 	}
 	rows, err := s.Panes(ctx, PanesAll, "")
 	if err != nil {
@@ -380,7 +374,7 @@ func (s *Server) ResolvePane(ctx context.Context, t PaneTarget) (Attrs, error) {
 // list-windows -t <id> lets tmux pick the session; among the rows of the
 // id, the current winlink wins, else the lowest index. A window linked
 // into several sessions is therefore not ambiguous here.
-func (s *Server) RefreshWindow(ctx context.Context, id string) (Attrs, error) {
+func RefreshWindow(ctx context.Context, s *Server, id string) (Attrs, error) {
 	rows, err := s.Windows(ctx, id)
 	return pickRefreshedWindow(id, rows, err)
 }
@@ -419,7 +413,7 @@ func pickWindowRow(match []Attrs) Attrs {
 
 // RefreshPane re-reads a pane as libtmux's Pane.refresh does
 // (list-panes -t <id>: the pane's window in the session tmux picks).
-func (s *Server) RefreshPane(ctx context.Context, id string) (Attrs, error) {
+func RefreshPane(ctx context.Context, s *Server, id string) (Attrs, error) {
 	rows, err := s.Panes(ctx, PanesWindow, id)
 	return pickRefreshedPane(id, rows, err)
 }
@@ -501,12 +495,12 @@ func pyStrRepr(s string) string {
 // lookup, the change and the re-read took three. act's commands are
 // judged as Do judges them (any stderr fails the change, and nothing is
 // re-read then).
-func (s *Server) PaneChange(ctx context.Context, t PaneTarget, act func(paneID string) []Cmd) (Attrs, error) {
+func PaneChange(ctx context.Context, s *Server, t PaneTarget, act func(paneID string) []Cmd) (Attrs, error) {
 	var (
 		id   string
 		cmds []Cmd
 	)
-	_, replies, err := s.PaneAct(ctx, t, func(pid string) []Cmd {
+	_, replies, err := PaneAct(ctx, s, t, func(pid string) []Cmd {
 		id, cmds = pid, act(pid)
 		return append(cmds, refreshPaneCmd(pid))
 	})
@@ -516,7 +510,7 @@ func (s *Server) PaneChange(ctx context.Context, t PaneTarget, act func(paneID s
 	if err := s.Judge(cmds, replies); err != nil {
 		return nil, err
 	}
-	rows, err := s.rowsOf(refreshPaneCmd(id), replies[len(replies)-1], PaneFields)
+	rows, err := rowsOf(s, refreshPaneCmd(id), replies[len(replies)-1], PaneFields)
 	return pickRefreshedPane(id, rows, err)
 }
 
@@ -525,7 +519,7 @@ func (s *Server) PaneChange(ctx context.Context, t PaneTarget, act func(paneID s
 // is a window already resolved (by session and index, say), which is not
 // looked up again: a window linked into several sessions is ambiguous by
 // id alone.
-func (s *Server) WindowChange(ctx context.Context, id string, resolved bool, act func(windowID string) []Cmd) (Attrs, error) {
+func WindowChange(ctx context.Context, s *Server, id string, resolved bool, act func(windowID string) []Cmd) (Attrs, error) {
 	var (
 		wid     = id
 		cmds    []Cmd
@@ -536,7 +530,7 @@ func (s *Server) WindowChange(ctx context.Context, id string, resolved bool, act
 		cmds = act(id)
 		replies, err = s.Batch(ctx, append(cmds, refreshWindowCmd(id))...)
 	} else {
-		_, replies, err = s.WindowAct(ctx, id, func(w string) []Cmd {
+		_, replies, err = WindowAct(ctx, s, id, func(w string) []Cmd {
 			wid, cmds = w, act(w)
 			return append(cmds, refreshWindowCmd(w))
 		})
@@ -547,7 +541,7 @@ func (s *Server) WindowChange(ctx context.Context, id string, resolved bool, act
 	if err := s.Judge(cmds, replies); err != nil {
 		return nil, err
 	}
-	rows, err := s.rowsOf(refreshWindowCmd(wid), replies[len(replies)-1], WindowFields)
+	rows, err := rowsOf(s, refreshWindowCmd(wid), replies[len(replies)-1], WindowFields)
 	return pickRefreshedWindow(wid, rows, err)
 }
 
@@ -585,7 +579,7 @@ func refreshWindowCmd(id string) Cmd {
 // resolved (the active pane of a window named by session and index),
 // which is not looked up again. The split is judged as Do judges it; a
 // split that prints no pane id is a *ReplyError.
-func (s *Server) SplitPane(ctx context.Context, t PaneTarget, resolved bool, sp Split) (Attrs, error) {
+func SplitPane(ctx context.Context, s *Server, t PaneTarget, resolved bool, sp Split) (Attrs, error) {
 	var cmds []Cmd
 	act := func(pid string) []Cmd {
 		sp.Target = pid
@@ -602,7 +596,7 @@ func (s *Server) SplitPane(ctx context.Context, t PaneTarget, resolved bool, sp 
 	if resolved && t.PaneID != nil {
 		replies, err = s.Batch(ctx, act(*t.PaneID)...)
 	} else {
-		_, replies, err = s.PaneAct(ctx, t, act)
+		_, replies, err = PaneAct(ctx, s, t, act)
 	}
 	if err != nil {
 		return nil, err
@@ -614,9 +608,9 @@ func (s *Server) SplitPane(ctx context.Context, t PaneTarget, resolved bool, sp 
 		return nil, &ReplyError{fmt.Errorf("split-window printed no pane id")}
 	}
 	id := replies[0].Lines[0]
-	rows, err := s.rowsOf(refreshPaneCmd(sp.Target), replies[1], PaneFields)
+	rows, err := rowsOf(s, refreshPaneCmd(sp.Target), replies[1], PaneFields)
 	if p, err := pickRefreshedPane(id, rows, err); err == nil {
 		return p, nil
 	}
-	return s.RefreshPane(ctx, id)
+	return RefreshPane(ctx, s, id)
 }

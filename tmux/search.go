@@ -24,7 +24,7 @@ type PaneMatches struct {
 // captured (it stays inside the loop's condition). ref limits the panes
 // to one session (nil: the whole server); a session tmux cannot name
 // exactly is looked up first.
-func (s *Server) PaneCaptures(ctx context.Context, ref *SessionRef, filter string, start, end *int) (m PaneMatches, err error) {
+func PaneCaptures(ctx context.Context, s *Server, ref *SessionRef, filter string, start, end *int) (m PaneMatches, err error) {
 	marker, err := newMarker("fleetmux-pane-")
 	if err != nil {
 		return m, err
@@ -45,7 +45,7 @@ func (s *Server) PaneCaptures(ctx context.Context, ref *SessionRef, filter strin
 	var plan sessionPlan
 	loop := cmd("run-shell", "-C", "#{S:#{W:"+each+"}}")
 	if ref != nil {
-		if plan, err = s.planSession(ctx, *ref); err != nil {
+		if plan, err = planSession(ctx, s, *ref); err != nil {
 			return m, err
 		}
 		loop = cmd("run-shell", "-t", plan.target+":", "-C", "#{W:"+each+"}")
@@ -63,14 +63,14 @@ func (s *Server) PaneCaptures(ctx context.Context, ref *SessionRef, filter strin
 		}
 		if retry {
 			id := sess["session_id"]
-			return s.PaneCaptures(ctx, &SessionRef{ID: &id}, filter, start, end)
+			return PaneCaptures(ctx, s, &SessionRef{ID: &id}, filter, start, end)
 		}
 	}
 	found := replies[len(pre)]
 	if found.Err != nil {
 		return m, found.Err
 	}
-	if m.Rows, err = s.rowsOf(listing, replies[len(pre)+1], PaneFields); err != nil {
+	if m.Rows, err = rowsOf(s, listing, replies[len(pre)+1], PaneFields); err != nil {
 		return m, err
 	}
 	seen := map[string]bool{}

@@ -14,10 +14,11 @@ import (
 	"github.com/fleetmux/fleetmux/transport"
 )
 
-// Server identifies one tmux server: a runner (which host), a binary and
-// the -L / -S socket selection.
+// Server identifies one tmux server: the executor that reaches its host
+// (NewExecutor), a binary and the -L / -S socket selection. Exec, Do and
+// Batch are the ways to run commands on it.
 type Server struct {
-	Runner     transport.Runner
+	Executor   Executor
 	Bin        string // tmux binary; "" means "tmux" on PATH
 	SocketName string // -L
 	SocketPath string // -S
@@ -124,43 +125,40 @@ func DecodeBackslash(b []byte) string {
 	return sb.String()
 }
 
-// Run executes one tmux subcommand. A non-zero exit is not an error here;
-// an error means tmux could not be run at all.
-func (s *Server) Run(ctx context.Context, args ...string) (*Output, error) {
-	return s.RunInput(ctx, nil, args...)
-}
-
-// RunInput is Run with bytes on stdin.
-func (s *Server) RunInput(ctx context.Context, stdin []byte, args ...string) (*Output, error) {
-	if s.Runner == nil {
-		return nil, errors.New("tmux: server has no runner")
+// Exec sends cmds to tmux as one request (one tmux client, one round
+// trip to a remote host) through the server's Executor and returns what
+// it printed. A non-zero exit is not an error here; an error means tmux
+// could not be run at all.
+func (s *Server) Exec(ctx context.Context, cmds ...Cmd) (*Output, error) {
+	if s.Executor == nil {
+		return nil, errors.New("tmux: server has no executor")
 	}
-	argv := s.Argv(args...)
-	res, err := s.Runner.Run(ctx, argv, stdin)
+	out, err := s.Executor.Execute(ctx, s, Request{Cmds: cmds})
 	if err != nil {
 		var na *NoAnswerError
 		switch {
 		case errors.Is(err, transport.ErrNotFound):
 			return nil, fmt.Errorf("%w: %w", ErrBinaryNotFound, err)
 		case errors.Is(err, transport.ErrTimeout) && !errors.As(err, &na):
-			return nil, &NoAnswerError{Socket: s.socketLabel(argv), After: transport.LocalTimeout, Err: err}
+			return nil, &NoAnswerError{Socket: s.SocketLabel(), After: transport.LocalTimeout, Err: err}
 		}
 		return nil, err
 	}
-	return &Output{Stdout: res.Stdout, Stderr: res.Stderr, ExitCode: res.ExitCode}, nil
+	return out, nil
 }
 
-// socketNamer is a runner that knows which socket path an argv reaches
-// (the native client: it is the one that connects).
+// socketNamer is an executor that knows which socket path a server's
+// requests reach (the native client's: it is the one that connects).
 type socketNamer interface {
-	socketOf(argv []string) string
+	socketOf(s *Server) string
 }
 
-// socketLabel names the socket argv goes to, for errors: its path where
-// the runner can tell, else what the argv says.
-func (s *Server) socketLabel(argv []string) string {
-	if n, ok := s.Runner.(socketNamer); ok {
-		if p := n.socketOf(argv); p != "" {
+// SocketLabel names the socket this server's commands reach, for
+// errors: its path where the executor can tell (locally), else the -L
+// name or "default".
+func (s *Server) SocketLabel() string {
+	if n, ok := s.Executor.(socketNamer); ok {
+		if p := n.socketOf(s); p != "" {
 			return p
 		}
 	}
@@ -171,33 +169,6 @@ func (s *Server) socketLabel(argv []string) string {
 		return "-L " + s.SocketName
 	}
 	return "default"
-}
-
-// SocketLabel names the socket this server's commands reach: its path
-// where it is known (locally), else the -L name or "default".
-func (s *Server) SocketLabel() string { return s.socketLabel(s.Argv("list-sessions")) }
-
-// Cmd runs a subcommand given as plain arguments and turns any stderr
-// output into a *CommandError, as libtmux's checked commands do. Tools
-// build commands with the constructors of commands.go and use Do.
-func (s *Server) Cmd(ctx context.Context, args ...string) ([]string, error) {
-	return s.Do(ctx, cmd(args...))
-}
-
-func subcommand(args []string) string {
-	if len(args) == 0 {
-		return ""
-	}
-	return args[0]
-}
-
-// IsAlive reports whether the server answers list-sessions with exit 0.
-func (s *Server) IsAlive(ctx context.Context) (bool, error) {
-	out, err := s.Run(ctx, "list-sessions", "-F", "#{session_id}")
-	if err != nil {
-		return false, err
-	}
-	return out.ExitCode == 0, nil
 }
 
 // ParseVersion returns the version `tmux -V` printed ("tmux 3.3a" gives

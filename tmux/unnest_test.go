@@ -47,7 +47,7 @@ func TestUnnestedKeepsServer(t *testing.T) {
 			tm("set-option", "-g", "default-command", "cat")
 			tm("respawn-pane", "-k", "-t", parts[1], "cat")
 			t.Setenv("TMUX", parts[0])
-			srv := &Server{Runner: NewNative(transport.NewLocal())}
+			srv := &Server{Executor: NewExecutor(transport.NewLocal())}
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
 
@@ -68,7 +68,7 @@ func TestUnnestedKeepsServer(t *testing.T) {
 				t.Fatalf("session %s is named %q, want new", parts[2], got)
 			}
 			made := "made-" + mode
-			row, err := srv.Created(ctx, NewSession{Name: &made}.Cmd(), SessionFields, "session")
+			row, err := Created(ctx, srv, NewSession{Name: &made}.Cmd(), SessionFields, "session")
 			if err != nil {
 				t.Fatalf("new-session under TMUX: %v", err)
 			}

@@ -41,8 +41,8 @@ func sockDir(t *testing.T) string {
 
 // versionMessage is a MSG_VERSION from a server of protocol version 7.
 func versionMessage() []byte {
-	b := binary.NativeEndian.AppendUint32(nil, msgVersion)
-	b = binary.NativeEndian.AppendUint16(b, imsgHeaderSize)
+	b := binary.NativeEndian.AppendUint32(nil, 12) // MSG_VERSION
+	b = binary.NativeEndian.AppendUint16(b, 16)    // the imsg header size
 	b = binary.NativeEndian.AppendUint16(b, 0)
 	b = binary.NativeEndian.AppendUint32(b, 7)
 	return binary.NativeEndian.AppendUint32(b, 0)
@@ -140,10 +140,10 @@ func TestUnreachableSockets(t *testing.T) {
 	}
 	runners := []struct {
 		name string
-		new  func() transport.Runner
+		new  func() Executor
 	}{
-		{"native", func() transport.Runner { return NewNative(transport.NewLocal()) }},
-		{"exec", func() transport.Runner { return transport.NewLocal() }},
+		{"native", func() Executor { return NewExecutor(transport.NewLocal()) }},
+		{"exec", func() Executor { return execExecutor{r: transport.NewLocal()} }},
 	}
 	for i, tc := range cases {
 		for _, r := range runners {
@@ -151,7 +151,7 @@ func TestUnreachableSockets(t *testing.T) {
 				t.Parallel()
 				path := filepath.Join(dir, fmt.Sprintf("s%d-%s", i, r.name))
 				tc.setup(t, path)
-				srv := &Server{Runner: r.new(), SocketPath: path}
+				srv := &Server{Executor: r.new(), SocketPath: path}
 				rows, took, err := listWithin(t, srv)
 				t.Logf("answered in %.1fs: %v", took.Seconds(), err)
 				if tc.empty {
@@ -186,7 +186,7 @@ func TestUnreachableLabelNamesPath(t *testing.T) {
 		t.Fatalf("start tmux: %q %v", out, err)
 	}
 	stoppedTmux(t, path) // a second session's server is the same one: stop it
-	srv := &Server{Runner: NewNative(transport.NewLocal()), SocketName: label}
+	srv := &Server{Executor: NewExecutor(transport.NewLocal()), SocketName: label}
 	_, took, err := listWithin(t, srv)
 	t.Logf("answered in %.1fs: %v", took.Seconds(), err)
 	want := "tmux server on socket " + path + " did not answer within"
@@ -252,11 +252,8 @@ func TestHelperListAs(t *testing.T) {
 	if path == "" {
 		t.Skip("helper for TestUnreachablePermissionDenied")
 	}
-	var r transport.Runner = transport.NewLocal()
-	if os.Getenv("FLEETMUX_TEST_LIST_MODE") == "native" {
-		r = NewNative(r)
-	}
-	rows, _, err := listWithin(t, &Server{Runner: r, SocketPath: path})
+	ex := localExecutor(os.Getenv("FLEETMUX_TEST_LIST_MODE") == "native")
+	rows, _, err := listWithin(t, &Server{Executor: ex, SocketPath: path})
 	if err != nil {
 		fmt.Printf("LISTING-ERROR: %v\n", err)
 		return

@@ -17,7 +17,6 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/fleetmux/fleetmux/mcp"
-	"github.com/fleetmux/fleetmux/tmux"
 	"github.com/fleetmux/fleetmux/transport"
 )
 
@@ -102,7 +101,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	}
 	socket := fmt.Sprintf("fleetmux-bench-%d", os.Getpid())
 	ctx := context.Background()
-	paths := []benchPath{{name: "local", host: mcp.LocalHost, backend: mcp.StaticBackend(map[string]transport.Runner{mcp.LocalHost: tmux.NewNative(transport.NewLocal())}), allTools: true}}
+	paths := []benchPath{{name: "local", host: mcp.LocalHost, backend: mcp.StaticBackend(map[string]transport.Runner{mcp.LocalHost: transport.NewLocal()}), allTools: true}}
 	var closers []func()
 	defer func() {
 		for _, c := range closers {

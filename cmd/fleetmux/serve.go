@@ -205,7 +205,7 @@ func tmuxUsable(log *slog.Logger, stderr io.Writer) bool {
 		return false
 	}
 	log.Debug("start-up: tmux found", "tmux", path, "version", v, "minimum", minTmuxName)
-	// Which path local tool calls take: tmux.NewNative's own answer for
+	// Which path local tool calls take: tmux.NewExecutor's own answer for
 	// this binary (its probe is cached, so the first call reuses it).
 	if log.Enabled(ctx, slog.LevelDebug) {
 		_, how := tmux.NativeStatus(ctx, path, nil)

@@ -12,7 +12,6 @@ import (
 
 	"github.com/fleetmux/fleetmux/mcp/pyfmt"
 	"github.com/fleetmux/fleetmux/tmux"
-	"github.com/fleetmux/fleetmux/transport"
 )
 
 // Agent-owned paste buffers and the shutdown
@@ -64,10 +63,10 @@ func checkBufferName(name string) error {
 // bufferCmd runs one buffer subcommand bounded by BufferTimeout and maps
 // expiry and non-zero exits to the anchor's messages. fail renders the
 // failure text from tmux's stderr (or Python's CalledProcessError text).
-func bufferCmd(ctx context.Context, srv *tmux.Server, stdin []byte, timeoutMsg string, fail func(detail string) string, cmd tmux.Cmd) (*tmux.Output, error) {
+func bufferCmd(ctx context.Context, srv *tmux.Server, timeoutMsg string, fail func(detail string) string, cmd tmux.Cmd) (*tmux.Output, error) {
 	bctx, cancel := context.WithTimeout(ctx, BufferTimeout)
 	defer cancel()
-	out, err := srv.ExecInput(bctx, stdin, cmd)
+	out, err := srv.Exec(bctx, cmd)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -93,7 +92,7 @@ func bufferCmd(ctx context.Context, srv *tmux.Server, stdin []byte, timeoutMsg s
 func namedBufferCmd(c *Call, ctx context.Context, build func(name string) tmux.Cmd) (*tmux.Output, string, error) {
 	name := c.Args.StrOr("buffer_name", "")
 	cmd := build(name)
-	out, err := bufferCmd(ctx, c.srv, nil,
+	out, err := bufferCmd(ctx, c.srv,
 		cmd.Name()+" timeout after 5s for "+pyfmt.Repr(name),
 		func(d string) string { return cmd.Name() + " failed for " + pyfmt.Repr(name) + ": " + d },
 		cmd)
@@ -111,10 +110,10 @@ func loadBuffer(ctx context.Context, c *Call) (any, error) {
 	// The content goes through the tmux client's stdin rather than a
 	// temporary file, so it works the same on a remote host.
 	content := []byte(c.Args.StrOr("content", ""))
-	_, err = bufferCmd(ctx, srv, content,
+	_, err = bufferCmd(ctx, srv,
 		"load-buffer timeout after 5s for "+pyfmt.Repr(name),
 		func(d string) string { return "load-buffer failed: " + d },
-		tmux.LoadBuffer(name))
+		tmux.LoadBuffer(name, content))
 	if err != nil {
 		return nil, err
 	}
@@ -193,23 +192,23 @@ type bufferServerKey struct {
 
 var (
 	bufferServersMu sync.Mutex
-	bufferServers   = map[bufferServerKey][]transport.Runner{}
+	bufferServers   = map[bufferServerKey][]tmux.Executor{}
 )
 
 // noteServer records srv for the shutdown buffer sweep.
 func (s *Env) noteServer(srv *tmux.Server) {
-	if srv == nil || srv.Runner == nil {
+	if srv == nil || srv.Executor == nil {
 		return
 	}
 	k := bufferServerKey{owner: s, name: srv.SocketName, path: srv.SocketPath, bin: srv.Bin}
 	bufferServersMu.Lock()
 	defer bufferServersMu.Unlock()
 	for _, r := range bufferServers[k] {
-		if sameRunner(r, srv.Runner) {
+		if sameExecutor(r, srv.Executor) {
 			return
 		}
 	}
-	bufferServers[k] = append(bufferServers[k], srv.Runner)
+	bufferServers[k] = append(bufferServers[k], srv.Executor)
 }
 
 // NotedServers is how many tmux servers the buffer sweep would visit.
@@ -225,8 +224,9 @@ func (s *Env) NotedServers() int {
 	return n
 }
 
-// sameRunner compares runners without panicking on uncomparable types.
-func sameRunner(a, b transport.Runner) bool {
+// sameExecutor compares executors without panicking on uncomparable
+// types.
+func sameExecutor(a, b tmux.Executor) bool {
 	ta, tb := reflect.TypeOf(a), reflect.TypeOf(b)
 	if ta != tb || !ta.Comparable() {
 		return false
@@ -240,7 +240,7 @@ func sameRunner(a, b transport.Runner) bool {
 func (s *Env) SweepBuffers(ctx context.Context) {
 	type entry struct {
 		k bufferServerKey
-		r transport.Runner
+		r tmux.Executor
 	}
 	var todo []entry
 	bufferServersMu.Lock()
@@ -255,7 +255,7 @@ func (s *Env) SweepBuffers(ctx context.Context) {
 	}
 	bufferServersMu.Unlock()
 	for _, e := range todo {
-		srv := &tmux.Server{Runner: e.r, Bin: e.k.bin, SocketName: e.k.name, SocketPath: e.k.path}
+		srv := &tmux.Server{Executor: e.r, Bin: e.k.bin, SocketName: e.k.name, SocketPath: e.k.path}
 		s.sweepServer(ctx, srv)
 	}
 }

@@ -64,11 +64,11 @@ func (c *Call) Tmux(ctx context.Context) (*tmux.Server, error) {
 // TmuxFor returns the tmux server with the given socket name on the
 // call's host.
 func (c *Call) TmuxFor(ctx context.Context, socketName string) (*tmux.Server, error) {
-	r, err := c.env.Backend.Runner(ctx, c.Host)
+	ex, err := c.env.executor(ctx, c.Host)
 	if err != nil {
-		return nil, &HostError{Host: c.Host, Err: err}
+		return nil, err
 	}
-	srv := &tmux.Server{Runner: r, SocketName: socketName}
+	srv := &tmux.Server{Executor: ex, SocketName: socketName}
 	if c.IsLocal() {
 		srv.SocketPath = c.Getenv("LIBTMUX_SOCKET_PATH")
 		srv.Bin = c.Getenv("LIBTMUX_TMUX_BIN")
@@ -77,3 +77,14 @@ func (c *Call) TmuxFor(ctx context.Context, socketName string) (*tmux.Server, er
 }
 
 func (c *Call) String() string { return fmt.Sprintf("%s@%s", c.Name, c.Host) }
+
+// executor is how tmux commands reach host: through the host's runner,
+// or the native client where that runner is the local binary
+// (tmux.NewExecutor decides).
+func (s *Env) executor(ctx context.Context, host string) (tmux.Executor, error) {
+	r, err := s.Backend.Runner(ctx, host)
+	if err != nil {
+		return nil, &HostError{Host: host, Err: err}
+	}
+	return tmux.NewExecutor(r), nil
+}

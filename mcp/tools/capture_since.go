@@ -90,7 +90,7 @@ func captureSince(ctx context.Context, c *Call) (any, error) {
 		paneID = *id
 		r := &paneReader{srv: srv, paneID: paneID}
 		cmds := r.quickCmds(cur)
-		_, replies, err := srv.PaneRead(ctx, target, func(string) []tmux.Cmd { return cmds })
+		_, replies, err := tmux.PaneRead(ctx, srv, target, func(string) []tmux.Cmd { return cmds })
 		if err != nil {
 			return nil, err
 		}
@@ -98,7 +98,7 @@ func captureSince(ctx context.Context, c *Call) (any, error) {
 			return nil, err
 		}
 	} else {
-		pane, err := srv.ResolvePane(ctx, target)
+		pane, err := tmux.ResolvePane(ctx, srv, target)
 		if err != nil {
 			return nil, err
 		}

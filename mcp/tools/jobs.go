@@ -108,7 +108,7 @@ func typeJob(ctx context.Context, c *Call, idleFlag string, payload func(paneID 
 		guarded = len(cmds)
 		return append(cmds, tmux.DisplayMessage(p, jobStateFormat), tmux.SendKeysRaw(p, true, payload(p)), tmux.SendEnter(p))
 	}
-	row, replies, err := c.srv.PaneAct(ctx, paneTarget(c), act)
+	row, replies, err := tmux.PaneAct(ctx, c.srv, paneTarget(c), act)
 	if err != nil {
 		return "", jobStart{}, err
 	}
@@ -379,11 +379,11 @@ func (s *Env) jobTmux(ctx context.Context, gate Deps, j Job) (*tmux.Server, erro
 	if err := gate.HostGate(j.Host); err != nil {
 		return nil, err
 	}
-	r, err := s.Backend.Runner(ctx, j.Host)
+	ex, err := s.executor(ctx, j.Host)
 	if err != nil {
-		return nil, &HostError{Host: j.Host, Err: err}
+		return nil, err
 	}
-	return &tmux.Server{Runner: r, SocketName: j.SocketName, SocketPath: j.SocketPath, Bin: j.TmuxBin}, nil
+	return &tmux.Server{Executor: ex, SocketName: j.SocketName, SocketPath: j.SocketPath, Bin: j.TmuxBin}, nil
 }
 
 // lookJob asks the job's host, in one request, for the status option, the

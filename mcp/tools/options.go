@@ -48,13 +48,13 @@ func resolveScopedTarget(c *Call, ctx context.Context, srv *tmux.Server) (scoped
 	var row tmux.Attrs
 	switch st.scope {
 	case "session":
-		row, err = srv.ResolveSession(ctx, target, nil)
+		row, err = tmux.ResolveSession(ctx, srv, target, nil)
 		st.id = row["session_id"]
 	case "window":
-		row, err = srv.WindowByID(ctx, *target)
+		row, err = tmux.WindowByID(ctx, srv, *target)
 		st.id = row["window_id"]
 	case "pane":
-		row, err = srv.PaneByID(ctx, *target)
+		row, err = tmux.PaneByID(ctx, srv, *target)
 		st.id = row["pane_id"]
 	}
 	return st, err

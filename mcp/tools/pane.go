@@ -154,8 +154,8 @@ func toolPasteText(ctx context.Context, c *Call) (any, error) {
 	lctx, cancel := context.WithTimeout(ctx, PasteLoadTimeout)
 	defer cancel()
 	var load, paste tmux.Cmd
-	p, replies, err := srv.PaneActInput(lctx, paneTarget(c), data, func(id string) []tmux.Cmd {
-		load, paste = tmux.LoadBuffer(name), tmux.PasteBuffer(id, name, true, bracket)
+	p, replies, err := tmux.PaneAct(lctx, srv, paneTarget(c), func(id string) []tmux.Cmd {
+		load, paste = tmux.LoadBuffer(name, data), tmux.PasteBuffer(id, name, true, bracket)
 		return []tmux.Cmd{load, paste}
 	})
 	if err == nil && (len(replies) < 2 || !replies[1].Ran || replies[1].Err != nil) {
@@ -221,7 +221,7 @@ func toolSnapshotPane(ctx context.Context, c *Call) (any, error) {
 	for i, v := range snapshotFormatVars {
 		vars[i] = "#{" + v + "}"
 	}
-	p, replies, err := srv.PaneRead(ctx, paneTarget(c), func(id string) []tmux.Cmd {
+	p, replies, err := tmux.PaneRead(ctx, srv, paneTarget(c), func(id string) []tmux.Cmd {
 		return []tmux.Cmd{tmux.DisplayMessage(id, strings.Join(vars, tmux.Sep)), tmux.CapturePane(id, nil, nil)}
 	})
 	if err != nil {
@@ -293,7 +293,7 @@ func checkDisplayFormat(c *Call) error {
 // request when pane_id is a plain id (tmux's verdict on the format is
 // not checked, as in the anchor).
 func toolDisplayMessage(ctx context.Context, c *Call) (any, error) {
-	_, replies, err := c.srv.PaneRead(ctx, paneTarget(c), func(id string) []tmux.Cmd {
+	_, replies, err := tmux.PaneRead(ctx, c.srv, paneTarget(c), func(id string) []tmux.Cmd {
 		return []tmux.Cmd{tmux.DisplayMessage(id, c.Args.StrOr("format_string", ""))}
 	})
 	if err != nil {
@@ -332,7 +332,7 @@ func toolRespawnPane(ctx context.Context, c *Call) (any, error) {
 	// The pane is found by its exact id, so the guard can compare the
 	// requested id; the lookup still decides first.
 	if guardCallerPane(c, ctx, srv, want) {
-		if _, err := srv.PaneByID(ctx, want); err != nil {
+		if _, err := tmux.PaneByID(ctx, srv, want); err != nil {
 			return nil, err
 		}
 		return nil, Refusedf("Refusing to respawn the pane running this MCP server. Use a manual tmux command if intended.")

@@ -105,11 +105,11 @@ func toolSelectPane(ctx context.Context, c *Call) (any, error) {
 
 func toolSwapPane(ctx context.Context, c *Call) (any, error) {
 	srv := c.srv
-	src, err := srv.PaneByID(ctx, c.Args.StrOr("source_pane_id", ""))
+	src, err := tmux.PaneByID(ctx, srv, c.Args.StrOr("source_pane_id", ""))
 	if err != nil {
 		return nil, err
 	}
-	dst, err := srv.PaneByID(ctx, c.Args.StrOr("target_pane_id", ""))
+	dst, err := tmux.PaneByID(ctx, srv, c.Args.StrOr("target_pane_id", ""))
 	if err != nil {
 		return nil, err
 	}

@@ -44,7 +44,7 @@ func searchPanes(ctx context.Context, c *Call) (any, error) {
 	if scoped {
 		ref = &tmux.SessionRef{Name: c.Args.Str("session_name"), ID: c.Args.Str("session_id")}
 	}
-	found, err := srv.PaneCaptures(ctx, ref, filter, contentStart, contentEnd)
+	found, err := tmux.PaneCaptures(ctx, srv, ref, filter, contentStart, contentEnd)
 	if err != nil {
 		return nil, err
 	}

@@ -121,7 +121,7 @@ func batchTimeoutMsg(timeout float64) string {
 // optional Enter. It returns the resolved pane id ("" when resolution
 // failed).
 func sendKeysOp(ctx context.Context, srv *tmux.Server, op keysOp, timeout *float64, deadline time.Time) (string, error) {
-	pane, err := srv.ResolvePane(ctx, tmux.PaneTarget{
+	pane, err := tmux.ResolvePane(ctx, srv, tmux.PaneTarget{
 		PaneID: op.paneID, SessionName: op.sessionName,
 		SessionID: op.sessionID, WindowID: op.windowID,
 	})

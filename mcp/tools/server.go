@@ -168,7 +168,7 @@ func createSession(ctx context.Context, c *Call) (any, error) {
 	if w := c.Args.Str("window_name"); w != nil && *w != "" {
 		ns.WindowName = w
 	}
-	row, err := srv.Created(ctx, ns.Cmd(), tmux.SessionFields, "session")
+	row, err := tmux.Created(ctx, srv, ns.Cmd(), tmux.SessionFields, "session")
 	if name := ns.Name; name != nil && tmux.TakenName(err, *name) {
 		return nil, &tmux.SessionExistsError{Name: *name}
 	}

@@ -16,7 +16,7 @@ func listWindows(ctx context.Context, c *Call) (any, error) {
 	)
 	if c.Args.Str("session_name") != nil || c.Args.Str("session_id") != nil {
 		// One request: the session and every window, filtered by session.
-		_, rows, err = srv.SessionWindows(ctx, c.Args.Str("session_name"), c.Args.Str("session_id"), extra)
+		_, rows, err = tmux.SessionWindows(ctx, srv, c.Args.Str("session_name"), c.Args.Str("session_id"), extra)
 	} else {
 		rows, err = srv.WindowsWith(ctx, "", extra)
 	}
@@ -54,7 +54,7 @@ func createWindow(ctx context.Context, c *Call) (any, error) {
 			return nil, Expectedf("Invalid direction: %s. Valid: after, before", pyfmt.Repr(*d))
 		}
 	}
-	_, w, err := srv.NewWindowIn(ctx, tmux.SessionRef{Name: c.Args.Str("session_name"), ID: c.Args.Str("session_id")}, nw)
+	_, w, err := tmux.NewWindowIn(ctx, srv, tmux.SessionRef{Name: c.Args.Str("session_name"), ID: c.Args.Str("session_id")}, nw)
 	if err != nil {
 		return nil, replyError(err)
 	}
@@ -65,7 +65,7 @@ func checkRenameSession(c *Call) error { return checkSessionName(c.Args.StrOr("n
 
 func renameSession(ctx context.Context, c *Call) (any, error) {
 	name := c.Args.StrOr("new_name", "")
-	s, err := c.srv.SessionChange(ctx, sessionRef(c), func(target string) []tmux.Cmd {
+	s, err := tmux.SessionChange(ctx, c.srv, sessionRef(c), func(target string) []tmux.Cmd {
 		return []tmux.Cmd{tmux.RenameSession(target, name)}
 	})
 	if err != nil {
@@ -124,7 +124,7 @@ func killSession(ctx context.Context, c *Call) (any, error) {
 	if id := caller(c); id == nil || id.PaneID == "" || !callerOnServer(c, ctx, srv) {
 		// No guard to check: the lookup and the kill are one request.
 		var cmds []tmux.Cmd
-		s, replies, err := srv.SessionAct(ctx, sessionRef(c), func(target string) []tmux.Cmd {
+		s, replies, err := tmux.SessionAct(ctx, srv, sessionRef(c), func(target string) []tmux.Cmd {
 			cmds = []tmux.Cmd{tmux.KillSession(target)}
 			return cmds
 		})

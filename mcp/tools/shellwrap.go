@@ -142,7 +142,7 @@ func commandPrinted(lines []string, channel string) []string {
 // cannot be written for, and sends act's commands for it (built for the
 // pane's shell syntax) as one request.
 func runCommandAct(ctx context.Context, c *Call, act func(paneID string, syntax shellSyntax) []tmux.Cmd) ([]tmux.Reply, error) {
-	p, err := c.srv.ResolvePane(ctx, paneTarget(c))
+	p, err := tmux.ResolvePane(ctx, c.srv, paneTarget(c))
 	if err != nil {
 		return nil, err
 	}

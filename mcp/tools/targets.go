@@ -8,13 +8,13 @@ import (
 
 // resolveSession applies §5.3 with the call's session_id/session_name.
 func (c *Call) resolveSession(ctx context.Context, srv *tmux.Server) (tmux.Attrs, error) {
-	return srv.ResolveSession(ctx, c.Args.Str("session_name"), c.Args.Str("session_id"))
+	return tmux.ResolveSession(ctx, srv, c.Args.Str("session_name"), c.Args.Str("session_id"))
 }
 
 // resolveWindow applies §5.3 with window_id, window_index and the
 // session parameters.
 func (c *Call) resolveWindow(ctx context.Context, srv *tmux.Server) (tmux.Attrs, error) {
-	return srv.ResolveWindow(ctx, tmux.WindowTarget{
+	return tmux.ResolveWindow(ctx, srv, tmux.WindowTarget{
 		WindowID: c.Args.Str("window_id"), WindowIndex: c.Args.Str("window_index"),
 		SessionName: c.Args.Str("session_name"), SessionID: c.Args.Str("session_id"),
 	})
@@ -23,14 +23,14 @@ func (c *Call) resolveWindow(ctx context.Context, srv *tmux.Server) (tmux.Attrs,
 // resolvePane applies §5.3 with pane_id, session_name, session_id and
 // window_id (pane tools never pass window_index).
 func (c *Call) resolvePane(ctx context.Context, srv *tmux.Server) (tmux.Attrs, error) {
-	return srv.ResolvePane(ctx, paneTarget(c))
+	return tmux.ResolvePane(ctx, srv, paneTarget(c))
 }
 
 // changePane runs act's commands on the call's pane and answers the pane
 // as re-read after them: one request when pane_id is a plain id
 // (tmux.PaneChange).
 func changePane(c *Call, ctx context.Context, act func(id string) []tmux.Cmd) (any, error) {
-	p, err := c.srv.PaneChange(ctx, paneTarget(c), act)
+	p, err := tmux.PaneChange(ctx, c.srv, paneTarget(c), act)
 	if err != nil {
 		return nil, err
 	}
@@ -42,7 +42,7 @@ func changePane(c *Call, ctx context.Context, act func(id string) []tmux.Cmd) (a
 // commands' error as Do would judge it (unless ignore: Exec's way).
 func actOnPane(c *Call, ctx context.Context, ignore bool, act func(id string) []tmux.Cmd) (string, error) {
 	var cmds []tmux.Cmd
-	p, replies, err := c.srv.PaneAct(ctx, paneTarget(c), func(id string) []tmux.Cmd {
+	p, replies, err := tmux.PaneAct(ctx, c.srv, paneTarget(c), func(id string) []tmux.Cmd {
 		cmds = act(id)
 		return cmds
 	})
@@ -68,13 +68,13 @@ func sessionRef(c *Call) tmux.SessionRef {
 // first.
 func changeWindow(c *Call, ctx context.Context, act func(id string) []tmux.Cmd) (tmux.Attrs, error) {
 	if id := c.Args.Str("window_id"); id != nil {
-		return c.srv.WindowChange(ctx, *id, false, act)
+		return tmux.WindowChange(ctx, c.srv, *id, false, act)
 	}
 	w, err := c.resolveWindow(ctx, c.srv)
 	if err != nil {
 		return nil, err
 	}
-	return c.srv.WindowChange(ctx, w["window_id"], true, act)
+	return tmux.WindowChange(ctx, c.srv, w["window_id"], true, act)
 }
 
 // actOnWindow runs act's commands on the call's window, in the request
@@ -88,7 +88,7 @@ func actOnWindow(c *Call, ctx context.Context, act func(id string) []tmux.Cmd) (
 		err     error
 	)
 	if id := c.Args.Str("window_id"); id != nil {
-		w, replies, err = c.srv.WindowAct(ctx, *id, func(id string) []tmux.Cmd {
+		w, replies, err = tmux.WindowAct(ctx, c.srv, *id, func(id string) []tmux.Cmd {
 			cmds = act(id)
 			return cmds
 		})
@@ -131,7 +131,7 @@ func sessionArg(c *Call, ctx context.Context) (string, error) {
 // (list-panes -t <id>, so a pane of a linked window is not ambiguous) and
 // serialises it.
 func paneInfoByID(c *Call, ctx context.Context, srv *tmux.Server, id string) (PaneInfo, error) {
-	p, err := srv.RefreshPane(ctx, id)
+	p, err := tmux.RefreshPane(ctx, srv, id)
 	if err != nil {
 		return PaneInfo{}, err
 	}
@@ -141,7 +141,7 @@ func paneInfoByID(c *Call, ctx context.Context, srv *tmux.Server, id string) (Pa
 // windowInfoByID re-reads a window the way libtmux refreshes one
 // (list-windows -t <id>, tmux's own choice of winlink) and serialises it.
 func windowInfoByID(c *Call, ctx context.Context, srv *tmux.Server, id string) (WindowInfo, error) {
-	w, err := srv.RefreshWindow(ctx, id)
+	w, err := tmux.RefreshWindow(ctx, srv, id)
 	if err != nil {
 		return WindowInfo{}, err
 	}

@@ -29,7 +29,7 @@ func listPanes(ctx context.Context, c *Call) (any, error) {
 	)
 	extra := filterExtraFields("pane", c.Args["filters"], tmux.PaneFields)
 	if scope == tmux.PanesSession {
-		_, rows, err = srv.SessionPanes(ctx, c.Args.Str("session_name"), c.Args.Str("session_id"), extra)
+		_, rows, err = tmux.SessionPanes(ctx, srv, c.Args.Str("session_name"), c.Args.Str("session_id"), extra)
 	} else {
 		rows, err = srv.PanesWith(ctx, scope, target, extra)
 	}
@@ -93,7 +93,7 @@ func splitWindow(ctx context.Context, c *Call) (any, error) {
 		id := panes[max(tmux.Active(panes, "pane"), 0)]["pane_id"]
 		target.PaneID = &id
 	}
-	p, err := srv.SplitPane(ctx, target, resolved, split)
+	p, err := tmux.SplitPane(ctx, srv, target, resolved, split)
 	if err != nil {
 		return nil, replyError(err)
 	}
@@ -168,7 +168,7 @@ func killWindow(ctx context.Context, c *Call) (any, error) {
 	wid := c.Args.StrOr("window_id", "")
 	srv := c.srv
 	if id := caller(c); id != nil && id.PaneID != "" && callerOnServer(c, ctx, srv) {
-		w, err := srv.WindowByID(ctx, wid)
+		w, err := tmux.WindowByID(ctx, srv, wid)
 		if err != nil {
 			return nil, err
 		}
@@ -185,7 +185,7 @@ func killWindow(ctx context.Context, c *Call) (any, error) {
 		return "Window killed: " + w["window_id"], nil
 	}
 	// No guard to check: the lookup and the kill are one request.
-	w, replies, err := srv.WindowAct(ctx, wid, func(id string) []tmux.Cmd { return []tmux.Cmd{tmux.KillWindow(id)} })
+	w, replies, err := tmux.WindowAct(ctx, srv, wid, func(id string) []tmux.Cmd { return []tmux.Cmd{tmux.KillWindow(id)} })
 	if err != nil {
 		return nil, err
 	}
@@ -200,7 +200,7 @@ func killWindow(ctx context.Context, c *Call) (any, error) {
 // nil, but a pane listed more than once (its window is linked into
 // several sessions) or a failed listing is an error, never a pass.
 func callerPane(ctx context.Context, srv *tmux.Server, id string) (tmux.Attrs, error) {
-	p, err := srv.PaneByID(ctx, id)
+	p, err := tmux.PaneByID(ctx, srv, id)
 	var nf *tmux.PaneNotFoundError
 	if errors.As(err, &nf) {
 		return nil, nil

@@ -1,4 +1,9 @@
-package tmux
+// Package imsg is a tmux command client that speaks tmux's own client
+// protocol (imsg over the server's unix socket) instead of starting the
+// tmux binary. It receives commands as data (Request) and reproduces the
+// client of the releases listed in protocols; callers run the binary for
+// whatever it declines (Client.Run reports that nothing ran).
+package imsg
 
 import (
 	"bytes"
@@ -11,7 +16,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -39,119 +43,6 @@ import (
 // ("server exited unexpectedly") and the same exit status. Only binaries
 // whose `tmux -V` names a release of nativeProtocols are replaced;
 // everything else goes to the binary.
-
-// Protocol constants of tmux 3.2a to 3.5a (tmux-protocol.h, tmux.h,
-// compat/imsg.h): the same in every release of nativeProtocols.
-const (
-	nativeProtocolVersion = 8
-	imsgHeaderSize        = 16
-	maxImsgSize           = 16384
-	imsgHasFD             = 1
-
-	msgVersion           = 12
-	msgIdentifyFlags     = 100
-	msgIdentifyTerm      = 101
-	msgIdentifyTTYName   = 102
-	msgIdentifyStdin     = 104
-	msgIdentifyEnviron   = 105
-	msgIdentifyDone      = 106
-	msgIdentifyClientPID = 107
-	msgIdentifyCwd       = 108
-	msgIdentifyFeatures  = 109
-	msgIdentifyStdout    = 110
-	msgIdentifyLongFlags = 111
-	msgCommand           = 200
-	msgDetach            = 201
-	msgDetachKill        = 202
-	msgExit              = 203
-	msgExited            = 204
-	msgExiting           = 205
-	msgReady             = 207
-	msgShell             = 209
-	msgShutdown          = 210
-	msgOldStderr         = 211
-	msgOldStdin          = 212
-	msgOldStdout         = 213
-	msgExec              = 217
-	msgFlags             = 218
-	msgReadOpen          = 300
-	msgRead              = 301
-	msgReadDone          = 302
-	msgWriteOpen         = 303
-	msgWrite             = 304
-	msgWriteReady        = 305
-	msgWriteClose        = 306
-	msgReadCancel        = 307 // 3.4 and later
-
-	clientControl        = 0x2000
-	clientControlControl = 0x4000
-	clientUTF8           = 0x10000
-	clientDefaultSocket  = 0x8000000
-
-	// nativeMaxData is the most data one message carries.
-	nativeMaxData = maxImsgSize - imsgHeaderSize
-)
-
-// nativeProtocol is one tmux release's client as the native client
-// reproduces it: what differs from release to release, as data. Each
-// entry was checked against that release's source (upstream tag, which
-// for 3.3a and 3.5a is also what Debian's bookworm and trixie packages
-// build: their patches touch none of client.c, file.c, proc.c,
-// tmux-protocol.h, tmux.c or compat/imsg*): the identify messages of
-// client_send_identify, the messages client_dispatch_wait handles,
-// file.c's client side, the imsg framing (header, MAX_IMSGSIZE 16384,
-// one descriptor per message), PROTOCOL_VERSION, the CLIENT_* flags it
-// sends and main()'s choice of socket. Everything not listed here is the
-// same in all of them.
-type nativeProtocol struct {
-	release  string // what `tmux -V` prints after "tmux "
-	protocol uint32 // PROTOCOL_VERSION
-
-	// longFlagsFirst: client_send_identify's first message is
-	// MSG_IDENTIFY_LONGFLAGS with the 64-bit flags (3.5 on); before,
-	// MSG_IDENTIFY_FLAGS with them as an int. The second is
-	// MSG_IDENTIFY_LONGFLAGS in every release.
-	longFlagsFirst bool
-	// readCancel: client_dispatch_wait handles MSG_READ_CANCEL (3.4 on:
-	// file_read_cancel); before, the message is ignored.
-	readCancel bool
-}
-
-// nativeProtocols are the releases whose client this file reproduces.
-// Differences between neighbours (git diff of client.c, file.c, proc.c,
-// tmux-protocol.h, tmux.c, cmd.c and compat/ between the tags):
-//   - 3.3 → 3.3a: nothing on the client side.
-//   - 3.3a → 3.4: MSG_READ_CANCEL (307) and file_read_cancel; the new
-//     OpenBSD imsg in compat/ (same wire format); systemd socket
-//     activation (a server-starting path, never a command client's).
-//   - 3.4 → 3.5a: the first identify message is MSG_IDENTIFY_LONGFLAGS.
-//
-// 3.2a is not here although its messages are 3.3's: its client parses
-// the command line with getopt(3) before connecting (to find
-// CMD_STARTSERVER) and so prints getopt's own complaints ("tmux: unknown
-// option -- Z") on its stderr before the server's usage line; 3.3's
-// argument parser prints nothing. Reproducing that means every command's
-// option template of 3.2a and getopt's messages. (Its cmd_table also
-// lacks clear-prompt-history, server-access and show-prompt-history.)
-// 3.6 and later are not here either until someone checks their client
-// against this list. Those releases go to the binary.
-var nativeProtocols = []nativeProtocol{
-	{release: "3.3", protocol: 8},
-	{release: "3.3a", protocol: 8},
-	{release: "3.4", protocol: 8, readCancel: true},
-	{release: "3.5", protocol: 8, readCancel: true, longFlagsFirst: true},
-	{release: "3.5a", protocol: 8, readCancel: true, longFlagsFirst: true},
-}
-
-// nativeProtocolOf is the entry for a release, nil when there is none.
-func nativeProtocolOf(release string) *nativeProtocol {
-	for i := range nativeProtocols {
-		if nativeProtocols[i].release == release {
-			return &nativeProtocols[i]
-		}
-	}
-	return nil
-}
 
 // nativeMaxOutput bounds stdout and stderr together (tests lower it).
 var nativeMaxOutput = transport.MaxOutput
@@ -193,7 +84,7 @@ var nativeCommands = [...][2]string{
 	{"unbind-key", "unbind"}, {"unlink-window", "unlinkw"}, {"wait-for", "wait"},
 }
 
-// nativeDelegated are the commands always left to the binary:
+// delegated are the commands always left to the binary:
 //   - those with CMD_STARTSERVER (new-session, attach-session,
 //     start-server, list-keys, list-commands): the binary decides before
 //     connecting whether it may start a server, and new-session and
@@ -202,16 +93,16 @@ var nativeCommands = [...][2]string{
 //     load-buffer, source-file): a name such as /dev/stdout means the
 //     client process's own descriptors, which this process does not have.
 //
-// A blocking wait-for is left to the binary too (nativeWantsBinary).
-var nativeDelegated = map[string]bool{
+// A blocking wait-for is left to the binary too (wantsBinary).
+var delegated = map[string]bool{
 	"new-session": true, "attach-session": true, "start-server": true,
 	"list-keys": true, "list-commands": true,
 	"save-buffer": true, "load-buffer": true, "source-file": true,
 }
 
-// nativeCmdFind is tmux's cmd_find: the command name would resolve to,
+// cmdFind is tmux's cmd_find: the command name would resolve to,
 // "" when it is unknown or ambiguous.
-func nativeCmdFind(name string) string {
+func cmdFind(name string) string {
 	found, ambiguous := "", false
 	for _, e := range nativeCommands {
 		if e[1] != "" && e[1] == name {
@@ -234,36 +125,59 @@ func nativeCmdFind(name string) string {
 	return found
 }
 
-// nativeWantsBinary reports whether any argument, read as a command name
-// the way tmux splits an argument list into commands (a trailing ';' ends
-// a command, "\;" is a literal ';'), names a command of nativeDelegated.
-// Arguments that are not command names can only cause a harmless false
-// alarm.
-func nativeWantsBinary(args []string) bool {
-	for i, a := range args {
-		if strings.HasSuffix(a, ";") && !strings.HasSuffix(a, `\;`) {
-			a = a[:len(a)-1]
-		}
-		if a == "" {
+// wantsBinary reports whether a command of the list is one the binary
+// must run: one of delegated, or a wait-for that blocks (wait-for [-L]
+// channel), which stays a tmux process a cancelled call kills, as on
+// every other path (fleetmux's wait_for_channel and run_command rely on
+// it).
+func wantsBinary(cmds [][]string) bool {
+	for _, c := range cmds {
+		if len(c) == 0 {
 			continue
 		}
-		switch name := nativeCmdFind(a); {
-		case nativeDelegated[name]:
+		switch name := cmdFind(c[0]); {
+		case delegated[name]:
 			return true
-		case name == "wait-for" && (i+1 == len(args) || (args[i+1] != "-S" && args[i+1] != "-U")):
-			// A wait that blocks (wait-for [-L] channel) stays a tmux
-			// process a cancelled call kills, as on every other path
-			// (fleetmux's wait_for_channel and run_command rely on it).
+		case name == "wait-for" && (len(c) < 2 || (c[1] != "-S" && c[1] != "-U")):
 			return true
 		}
 	}
 	return false
 }
 
-// native is the Runner NewNative returns.
-type native struct {
-	next transport.Runner
+// Request is one tmux client invocation, as data: the binary the exec
+// path would run, the -L / -S socket selection, and the command list
+// (tmux's "a ; b"), each command its name then its arguments exactly as
+// the binary's command line carries them.
+type Request struct {
+	Bin        string // a path or a name on PATH
+	SocketName string // -L, "" for none
+	SocketPath string // -S, "" for none
+	Cmds       [][]string
+	Stdin      []byte // the client's stdin; the native client takes none
+	// Unnested: the client runs with TMUX removed from its environment
+	// (new-session); the caller passes the socket TMUX named as -S.
+	Unnested bool
+}
 
+// argv is the command list as the client sends it after the global
+// flags: the commands separated by a lone ";".
+func (r Request) argv() []string {
+	var args []string
+	for i, c := range r.Cmds {
+		if i > 0 {
+			args = append(args, ";")
+		}
+		args = append(args, c...)
+	}
+	return args
+}
+
+// Client runs requests over the server's socket when it safely can.
+// Results are the ones the tmux binary gives for the same request:
+// stdout, stderr and exit status byte for byte. It is safe for
+// concurrent use; one Client serves every server of a process.
+type Client struct {
 	mu       sync.Mutex
 	resolved map[string]string   // PATH and name → binary
 	mismatch map[nativeSock]bool // sockets whose server answered MSG_VERSION
@@ -278,44 +192,25 @@ type nativeSock struct {
 	dev, ino uint64
 }
 
-// NewNative returns a Runner that runs tmux commands over the server's
-// socket when it safely can and hands everything else to next (normally
-// transport.NewLocal()). Results are the ones the tmux binary gives for
-// the same argv: stdout, stderr and exit status byte for byte, and next's
-// own errors (transport.ErrNotFound when the binary is missing) where it
-// is next that runs.
+// New returns a Client.
 //
-// Only argvs built by Server.Argv are run natively (bin -u [-L name]
-// [-S path] command...), with no stdin, for a binary on PATH that is tmux
-// 3.3 or 3.3a (checked once per binary with `tmux -V`; wrapper scripts
-// always run). Commands that may start a server or open files by name in
-// the client go to next (see nativeDelegated), as does every call when
-// the socket does not accept a connection, so tmux prints its own "no
-// server running on ..." or "error connecting to ...". A command is never
-// run twice: once it is sent, only a server that refused the protocol
-// version (and so ran nothing) sends the call to next.
+// It runs a request natively only with no stdin, for a binary that is
+// an ELF executable of a release in protocols (checked once per binary
+// with `tmux -V`; wrapper scripts always run). Commands that may start a
+// server or open files by name in the client are declined (see
+// delegated), as is every request when the socket does not accept a
+// connection, so the binary prints its own "no server running on ..." or
+// "error connecting to ...". A command is never run twice: once it is
+// sent, only a server that refused the protocol version (and so ran
+// nothing) declines it.
 //
-// FLEETMUX_TMUX_EXEC=1 in the environment turns it off: every call goes
-// to next.
-func NewNative(next transport.Runner) transport.Runner {
-	return &native{next: next, resolved: map[string]string{}, mismatch: map[nativeSock]bool{}}
+// FLEETMUX_TMUX_EXEC=1 in the environment declines every request.
+func New() *Client {
+	return &Client{resolved: map[string]string{}, mismatch: map[nativeSock]bool{}}
 }
 
-// SocketAlive implements tmux.FindSockets' probe, through next when it
-// has one.
-func (n *native) SocketAlive(path string, timeout time.Duration) bool {
-	if p, ok := n.next.(interface {
-		SocketAlive(string, time.Duration) bool
-	}); ok {
-		return p.SocketAlive(path, timeout)
-	}
-	c, err := net.DialTimeout("unix", path, timeout)
-	if err != nil {
-		return false
-	}
-	_ = c.Close()
-	return true
-}
+// Handled is how many requests the client ran over a socket.
+func (n *Client) Handled() int64 { return n.handled.Load() }
 
 // nativeCall is one command the native client can run.
 type nativeCall struct {
@@ -328,39 +223,18 @@ type nativeCall struct {
 	args   []string
 }
 
-// Run implements transport.Runner. A tmux argv runs under a deadline,
-// natively or not: the caller's, else transport.LocalTimeout, after which
-// the call fails with a *NoAnswerError naming the socket.
-func (n *native) Run(ctx context.Context, argv []string, stdin []byte) (transport.Result, error) {
-	if len(argv) < 2 || argv[1] != "-u" { // not Server.Argv's: next bounds it
-		return n.next.Run(ctx, argv, stdin)
-	}
-	ctx, cancel, limit := transport.WithDefaultDeadline(ctx)
-	defer cancel()
-	argv = unnest(ctx, argv)
-	res, err := n.run(ctx, argv, stdin)
-	if err != nil && limit > 0 && errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return res, &NoAnswerError{Socket: n.socketOf(argv), After: limit, Err: err}
-	}
-	return res, err
-}
-
-// unnest keeps a command that runs with TMUX removed
-// (transport.WithEnvUnset, for new-session) on the server the other
-// commands reach: without -L or -S, tmux takes the socket from TMUX's
-// first field, so that socket is passed with -S.
-func unnest(ctx context.Context, argv []string) []string {
-	if !slices.Contains(transport.EnvUnset(ctx), "TMUX") || len(argv) < 3 || argv[2] == "-L" || argv[2] == "-S" {
-		return argv
-	}
+// TMUXSocket is the socket $TMUX names (its first field), "" when it
+// names none: the server a client without -L or -S reaches, which a
+// client run with TMUX removed must be given with -S.
+func TMUXSocket() string {
 	t, _ := lastEnv(nativeEnv(os.Environ()), "TMUX")
 	if t == "" || t[0] == ',' {
-		return argv
+		return ""
 	}
 	if i := strings.IndexByte(t, ','); i >= 0 {
 		t = t[:i]
 	}
-	return append([]string{argv[0], argv[1], "-S", t}, argv[2:]...)
+	return t
 }
 
 // lastEnv is the value of k in env (its last entry).
@@ -373,33 +247,28 @@ func lastEnv(env []string, k string) (string, bool) {
 	return "", false
 }
 
-// socketOf implements socketNamer: the socket path argv (Server.Argv's
-// form) reaches, as tmux picks it, else "-L name".
-func (n *native) socketOf(argv []string) string {
-	var label, path string
-	haveL, haveS := false, false
-	i := 2
-	if i+1 < len(argv) && argv[i] == "-L" {
-		label, haveL, i = argv[i+1], true, i+2
-	}
-	if i+1 < len(argv) && argv[i] == "-S" {
-		path, haveS = argv[i+1], true
-	}
+// SocketOf is the socket path req reaches, as tmux picks it, else
+// "-L name", else "default".
+func SocketOf(req Request) string {
 	env := nativeEnv(os.Environ())
 	getenv := func(k string) (string, bool) { return lastEnv(env, k) }
-	if p, _, ok := nativeSocketPath(label, haveL, path, haveS, getenv); ok {
+	if p, _, ok := socketPath(req, getenv); ok {
 		return p
 	}
-	if haveL {
-		return "-L " + label
+	if req.SocketName != "" {
+		return "-L " + req.SocketName
 	}
 	return "default"
 }
 
-func (n *native) run(ctx context.Context, argv []string, stdin []byte) (transport.Result, error) {
-	call, ok := n.prepare(ctx, argv, stdin)
+// Run runs req over the server's socket. ran is false, with a nil error,
+// when the client declined req or the server ran nothing: the caller
+// then runs the binary, which reports in its own words. An error with
+// ran false means ctx ended while the command was being sent.
+func (n *Client) Run(ctx context.Context, req Request) (res transport.Result, ran bool, err error) {
+	call, ok := n.prepare(ctx, req)
 	if !ok {
-		return n.next.Run(ctx, argv, stdin)
+		return res, false, nil
 	}
 	sock := nativeSock{path: call.socket}
 	var st syscall.Stat_t
@@ -410,13 +279,12 @@ func (n *native) run(ctx context.Context, argv []string, stdin []byte) (transpor
 	skip := n.mismatch[sock]
 	n.mu.Unlock()
 	if skip {
-		return n.next.Run(ctx, argv, stdin)
+		return res, false, nil
 	}
 	var d net.Dialer
 	c, err := d.DialContext(ctx, "unix", call.socket)
 	if err != nil {
-		// Nothing was sent: the binary reports it in its own words.
-		return n.next.Run(ctx, argv, stdin)
+		return res, false, nil // nothing was sent
 	}
 	res, outcome, err := nativeExchange(ctx, c.(*net.UnixConn), call)
 	switch outcome {
@@ -424,18 +292,15 @@ func (n *native) run(ctx context.Context, argv []string, stdin []byte) (transpor
 		n.mu.Lock()
 		n.mismatch[sock] = true
 		n.mu.Unlock()
-		return n.next.Run(ctx, argv, stdin)
+		return res, false, nil
 	case nativeNotSent:
-		if err != nil { // ctx ended while the command was being sent
-			return res, err
-		}
-		return n.next.Run(ctx, argv, stdin)
+		return res, false, err // err: ctx ended while the command was being sent
 	}
 	n.handled.Add(1)
 	if errors.Is(err, errNativeProtocol) {
 		err = fmt.Errorf("tmux server on socket %s: %w", call.socket, err)
 	}
-	return res, err
+	return res, true, err
 }
 
 // What became of a command nativeExchange was given.
@@ -445,34 +310,20 @@ const (
 	nativeNotSent         // the server hung up before the command was complete
 )
 
-// prepare decides whether argv can run natively and gathers what the
+// prepare decides whether req can run natively and gathers what the
 // tmux client would send.
-func (n *native) prepare(ctx context.Context, argv []string, stdin []byte) (nativeCall, bool) {
+func (n *Client) prepare(ctx context.Context, req Request) (nativeCall, bool) {
 	var call nativeCall
-	if stdin != nil || len(argv) < 3 || argv[1] != "-u" || os.Getenv("FLEETMUX_TMUX_EXEC") == "1" {
+	if req.Stdin != nil || len(req.Cmds) == 0 || os.Getenv("FLEETMUX_TMUX_EXEC") == "1" {
 		return call, false
 	}
-	for _, a := range argv {
+	call.args = req.argv()
+	for _, a := range call.args {
 		if strings.IndexByte(a, 0) >= 0 {
 			return call, false
 		}
 	}
-	// Global flags exactly as Server.Argv writes them; tmux's own getopt
-	// stops at the first argument that is not a flag.
-	var label, path string
-	haveL, haveS := false, false
-	i := 2
-	if i+1 < len(argv) && argv[i] == "-L" {
-		label, haveL, i = argv[i+1], true, i+2
-	}
-	if i+1 < len(argv) && argv[i] == "-S" {
-		path, haveS, i = argv[i+1], true, i+2
-	}
-	if i >= len(argv) || (haveL && label == "") || (haveS && path == "") {
-		return call, false
-	}
-	call.args = argv[i:]
-	if strings.HasPrefix(call.args[0], "-") {
+	if len(call.args) == 0 || strings.HasPrefix(call.args[0], "-") {
 		return call, false
 	}
 	// The command as client.c packs it must fit one message; a longer
@@ -484,22 +335,26 @@ func (n *native) prepare(ctx context.Context, argv []string, stdin []byte) (nati
 	if size > nativeMaxData {
 		return call, false
 	}
-	bin := argv[0]
-	if strings.HasPrefix(bin, "-") { // a login client (CLIENT_LOGIN)
+	bin := req.Bin
+	if bin == "" || strings.HasPrefix(bin, "-") { // a login client (CLIENT_LOGIN)
 		return call, false
 	}
 	resolved, ok := n.lookPath(bin)
 	if !ok {
 		return call, false
 	}
-	if call.proto, _ = nativeBinary(ctx, resolved); call.proto == nil || nativeWantsBinary(call.args) {
+	if call.proto, _ = nativeBinary(ctx, resolved); call.proto == nil || wantsBinary(req.Cmds) {
 		return call, false
 	}
 
-	call.env = nativeEnv(transport.EnvWithout(os.Environ(), transport.EnvUnset(ctx)...))
+	var unset []string
+	if req.Unnested {
+		unset = []string{"TMUX"}
+	}
+	call.env = nativeEnv(transport.EnvWithout(os.Environ(), unset...))
 	getenv := func(k string) (string, bool) { return lastEnv(call.env, k) }
 	call.flags = clientUTF8
-	socket, def, ok := nativeSocketPath(label, haveL, path, haveS, getenv)
+	socket, def, ok := socketPath(req, getenv)
 	if !ok || strings.HasPrefix(socket, "@") || len(socket) >= 108 {
 		return call, false
 	}
@@ -519,7 +374,7 @@ func (n *native) prepare(ctx context.Context, argv []string, stdin []byte) (nati
 }
 
 // lookPath resolves bin like transport.Local does (cached per PATH).
-func (n *native) lookPath(bin string) (string, bool) {
+func (n *Client) lookPath(bin string) (string, bool) {
 	if strings.Contains(bin, "/") {
 		return bin, true
 	}
@@ -622,13 +477,13 @@ func nativeRelease(path string, out []byte) (string, bool) {
 	return f[1], true
 }
 
-// NativeStatus says which path NewNative's Runner takes for local calls
-// run with the tmux binary bin (a path or a name on PATH), and why, in
+// Status says which path a Client takes for requests run with the tmux
+// binary bin (a path or a name on PATH), and why, in
 // words for a log line or fleetmux doctor: "native client (tmux 3.5a
 // protocol 8)", "exec: tmux 3.6 not known to the native client",
 // "exec: FLEETMUX_TMUX_EXEC=1". getenv (nil: os.Getenv) reads the
 // FLEETMUX_TMUX_EXEC switch.
-func NativeStatus(ctx context.Context, bin string, getenv func(string) string) (native bool, why string) {
+func Status(ctx context.Context, bin string, getenv func(string) string) (native bool, why string) {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
@@ -680,17 +535,18 @@ func nativeEnv(env []string) []string {
 	return out
 }
 
-// nativeSocketPath is the socket tmux 3.3a's main() picks: -S as given;
-// else $TMUX's first field when neither -S nor -L is given; else
+// socketPath is the socket tmux 3.3a's main() picks: -S as given; else
+// $TMUX's first field when neither -S nor -L is given; else
 // make_label(): the label ("default") in tmux-UID under the first of
 // $TMUX_TMPDIR and /tmp that realpath(3) resolves. def reports the last
 // case (CLIENT_DEFAULTSOCKET). ok is false when tmux would fail or create
 // the directory first: the binary then speaks for itself.
-func nativeSocketPath(label string, haveL bool, path string, haveS bool, getenv func(string) (string, bool)) (socket string, def, ok bool) {
-	if haveS {
-		return path, false, true
+func socketPath(req Request, getenv func(string) (string, bool)) (socket string, def, ok bool) {
+	if req.SocketPath != "" {
+		return req.SocketPath, false, true
 	}
-	if !haveL {
+	label := req.SocketName
+	if label == "" {
 		if t, _ := getenv("TMUX"); t != "" && t[0] != ',' {
 			if i := strings.IndexByte(t, ','); i >= 0 {
 				t = t[:i]
