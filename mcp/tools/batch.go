@@ -32,10 +32,11 @@ var batchToolNames = map[string]bool{
 	"call_destructive_tools_batch": true,
 }
 
-// batchRow is ToolCallOperationResult with ordered JSON payloads: nested
+// ToolCallOperationResult is the anchor's result model of one batch
+// operation, with ordered JSON payloads: nested
 // content blocks, structured content and meta keep the key order of the
 // nested result, as the anchor's rows do.
-type batchRow struct {
+type ToolCallOperationResult struct {
 	Index             int     `json:"index"`
 	Tool              string  `json:"tool"`
 	Success           bool    `json:"success"`
@@ -46,14 +47,14 @@ type batchRow struct {
 	ElapsedSeconds    PyFloat `json:"elapsed_seconds"`
 }
 
-// batchResult is ToolCallBatchResult built from batchRow.
-type batchResult struct {
-	Results                []batchRow `json:"results"`
-	Succeeded              int        `json:"succeeded"`
-	Failed                 int        `json:"failed"`
-	StoppedAt              *int       `json:"stopped_at"`
-	ResponseTruncated      bool       `json:"response_truncated"`
-	ResponseTruncatedBytes int        `json:"response_truncated_bytes"`
+// ToolCallBatchResult is the anchor's ToolCallBatchResult result model.
+type ToolCallBatchResult struct {
+	Results                []ToolCallOperationResult `json:"results"`
+	Succeeded              int                       `json:"succeeded"`
+	Failed                 int                       `json:"failed"`
+	StoppedAt              *int                      `json:"stopped_at"`
+	ResponseTruncated      bool                      `json:"response_truncated"`
+	ResponseTruncatedBytes int                       `json:"response_truncated_bytes"`
 }
 
 func batchHandler(maxTier Tier) handlerFunc {
@@ -69,7 +70,7 @@ func batchHandler(maxTier Tier) handlerFunc {
 		if onError != "stop" && onError != "continue" {
 			return nil, Expectedf("on_error must be 'stop' or 'continue'")
 		}
-		res := batchResult{Results: []batchRow{}}
+		res := ToolCallBatchResult{Results: []ToolCallOperationResult{}}
 		for i, op := range ops {
 			if err := ctx.Err(); err != nil {
 				return nil, err
@@ -99,9 +100,9 @@ func batchHandler(maxTier Tier) handlerFunc {
 const ResponseLimitBytes = 1000000
 
 // batchOne pre-checks one operation and runs it; failures become rows.
-func batchOne(c *Call, ctx context.Context, index int, name string, args map[string]any, maxTier Tier) batchRow {
+func batchOne(c *Call, ctx context.Context, index int, name string, args map[string]any, maxTier Tier) ToolCallOperationResult {
 	start := time.Now()
-	row := batchRow{Index: index, Tool: name, Content: []any{}}
+	row := ToolCallOperationResult{Index: index, Tool: name, Content: []any{}}
 	opArgs := batchArgs(c, name, args)
 	if err := batchCheck(c, name, maxTier); err != nil {
 		// The refused operation has its own audit record (parent: the
@@ -226,7 +227,7 @@ func OrderedJSON(v any) any {
 // {"content":[{"type":"text","text":T}],"structuredContent":S,"isError":false}
 // serialised compactly with sorted keys and ASCII escapes, where T is the
 // result's JSON text and S the same value.
-func limitBatch(res *batchResult, max int) {
+func limitBatch(res *ToolCallBatchResult, max int) {
 	costs := make([]int, len(res.Results))
 	for i := range res.Results {
 		costs[i] = batchRowCost(&res.Results[i])
@@ -266,15 +267,15 @@ func limitBatch(res *batchResult, max int) {
 }
 
 // batchBaseSize is the envelope size of res without its rows.
-func batchBaseSize(res *batchResult) int {
+func batchBaseSize(res *ToolCallBatchResult) int {
 	head := *res
-	head.Results = []batchRow{}
+	head.Results = []ToolCallOperationResult{}
 	return batchEnvelopeSize(pyfmt.Compact(head))
 }
 
 // batchRowCost is what one row adds to the envelope: its JSON text
 // escaped inside T plus its sorted form inside S.
-func batchRowCost(row *batchRow) int {
+func batchRowCost(row *ToolCallOperationResult) int {
 	text := pyfmt.Compact(row)
 	return pyStrLen(text) - 2 + sortedJSONLen(text)
 }

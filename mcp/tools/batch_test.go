@@ -12,8 +12,8 @@ import (
 )
 
 func TestBatchEnvelopeSizeMatchesDirectComputation(t *testing.T) {
-	mk := func(i int, payload string) batchRow {
-		return batchRow{
+	mk := func(i int, payload string) ToolCallOperationResult {
+		return ToolCallOperationResult{
 			Index: i, Tool: "capture_pane", Success: true, ElapsedSeconds: 0.00123,
 			Content:           []any{pyfmt.NewOMap().Set("type", "text").Set("text", payload)},
 			StructuredContent: pyfmt.NewOMap().Set("result", payload),
@@ -21,14 +21,14 @@ func TestBatchEnvelopeSizeMatchesDirectComputation(t *testing.T) {
 		}
 	}
 	msg := "Unknown tool: 'x'"
-	cases := [][]batchRow{
+	cases := [][]ToolCallOperationResult{
 		{},
 		{mk(0, "plain")},
 		{mk(0, "é \"quoted\" \\ tab\t nl\n ctl\x01 emoji 😀 del\x7f"), {Index: 1, Tool: "x", Error: &msg, Content: []any{}}},
 		{mk(0, strings.Repeat("ü", 50)), mk(1, "b"), mk(2, "<>&")},
 	}
 	for i, rows := range cases {
-		res := &batchResult{Results: rows, Succeeded: len(rows)}
+		res := &ToolCallBatchResult{Results: rows, Succeeded: len(rows)}
 		want := batchDirectEnvelopeSize(res)
 		got := batchBaseSize(res)
 		for j := range rows {
@@ -43,7 +43,7 @@ func TestBatchEnvelopeSizeMatchesDirectComputation(t *testing.T) {
 	}
 	// limitBatch: elides rows in order until the direct size fits.
 	big := strings.Repeat("a", 3000)
-	res := &batchResult{Results: []batchRow{mk(0, big), mk(1, big), mk(2, "small")}, Succeeded: 3}
+	res := &ToolCallBatchResult{Results: []ToolCallOperationResult{mk(0, big), mk(1, big), mk(2, "small")}, Succeeded: 3}
 	full := batchDirectEnvelopeSize(res)
 	limit := full - 100
 	limitBatch(res, limit)
@@ -58,7 +58,7 @@ func TestBatchEnvelopeSizeMatchesDirectComputation(t *testing.T) {
 	}
 }
 
-func batchDirectEnvelopeSize(res *batchResult) int {
+func batchDirectEnvelopeSize(res *ToolCallBatchResult) int {
 	textJSON := pyfmt.Compact(res)
 	dec := json.NewDecoder(strings.NewReader(textJSON))
 	dec.UseNumber()

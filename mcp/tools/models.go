@@ -188,28 +188,6 @@ type SendKeysBatchResult struct {
 	StoppedAt *int                      `json:"stopped_at"`
 }
 
-// ToolCallOperationResult is the anchor's ToolCallOperationResult result model.
-type ToolCallOperationResult struct {
-	Index             int              `json:"index"`
-	Tool              string           `json:"tool"`
-	Success           bool             `json:"success"`
-	Error             *string          `json:"error"`
-	Content           []map[string]any `json:"content"`
-	StructuredContent map[string]any   `json:"structured_content"`
-	Meta              map[string]any   `json:"meta"`
-	ElapsedSeconds    PyFloat          `json:"elapsed_seconds"`
-}
-
-// ToolCallBatchResult is the anchor's ToolCallBatchResult result model.
-type ToolCallBatchResult struct {
-	Results                []ToolCallOperationResult `json:"results"`
-	Succeeded              int                       `json:"succeeded"`
-	Failed                 int                       `json:"failed"`
-	StoppedAt              *int                      `json:"stopped_at"`
-	ResponseTruncated      bool                      `json:"response_truncated"`
-	ResponseTruncatedBytes int                       `json:"response_truncated_bytes"`
-}
-
 // PaneSnapshot is the anchor's PaneSnapshot result model.
 type PaneSnapshot struct {
 	PaneID     string `json:"pane_id"`
