@@ -20,6 +20,11 @@ command -v npm >/dev/null 2>&1 || need+=(npm)
 for sh in fish tcsh zsh; do command -v "$sh" >/dev/null 2>&1 || need+=("$sh"); done
 # The differing test fleet has a host with busybox ps and date.
 command -v busybox >/dev/null 2>&1 || need+=(busybox)
+# The "waiting for input" fixture (tmux/ttyinput) runs these prompts and
+# REPLs: python3, node, bc, less, vi, make, dash (procps gives pgrep).
+for p in python3:python3 node:nodejs bc:bc less:less vi:vim-tiny make:make dash:dash pgrep:procps; do
+  command -v "${p%%:*}" >/dev/null 2>&1 || need+=("${p#*:}")
+done
 # The conformance step installs its Node >= 22 and the suite with npm.
 command -v npm >/dev/null 2>&1 || need+=(npm)
 if [ "${#need[@]}" -gt 0 ]; then
