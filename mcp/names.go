@@ -4,6 +4,7 @@ import (
 	"github.com/fleetmux/fleetmux/fleet/vocab"
 	"github.com/fleetmux/fleetmux/mcp/surface"
 	"github.com/fleetmux/fleetmux/mcp/tools"
+	"github.com/fleetmux/fleetmux/tmux"
 )
 
 // Names of packages tools, surface and fleet/vocab that the pipeline and
@@ -69,3 +70,9 @@ var (
 	withAuditNote = tools.WithAuditNote
 	notedJobs     = tools.NotedJobs
 )
+
+// TmuxServer is the one rule for which tmux server a call reaches (see
+// tools.TmuxServer); fleetmux doctor uses it too.
+func TmuxServer(ex tmux.Executor, socketName *string, local bool, getenv func(string) string) *tmux.Server {
+	return tools.TmuxServer(ex, socketName, local, getenv)
+}

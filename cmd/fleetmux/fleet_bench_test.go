@@ -182,3 +182,6 @@ func BenchmarkFanoutRunCommand(b *testing.B) {
 	b.ReportMetric(float64(p50(all))/float64(p50(one)), "ratio-20-vs-1")
 	fmt.Fprintf(os.Stderr, "run_command p50: one host %.2f ms, 20 hosts %.2f ms (x%.2f)\n", ms(p50(one)), ms(p50(all)), float64(p50(all))/float64(p50(one)))
 }
+
+// ms is d in milliseconds, to the microsecond.
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

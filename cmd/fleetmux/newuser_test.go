@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fleetmux/fleetmux/cmd/internal/cli"
 	"github.com/fleetmux/fleetmux/mcp"
 )
 
@@ -92,7 +93,7 @@ func TestCallHiddenToolHint(t *testing.T) {
 			if err := json.Unmarshal([]byte(out), &res); err != nil || !res.IsError || len(res.Content) != 1 {
 				t.Fatalf("stdout is not one error result: %v %q", err, out)
 			}
-			if text := res.Content[0].Text; !strings.Contains(tc.stderr, oneLine(text)) || strings.Contains(text, "LIBTMUX_SAFETY") || strings.Contains(text, "--") {
+			if text := res.Content[0].Text; !strings.Contains(tc.stderr, cli.OneLine(text)) || strings.Contains(text, "LIBTMUX_SAFETY") || strings.Contains(text, "--") {
 				t.Errorf("result text %q changed", text)
 			}
 		})
@@ -163,33 +164,6 @@ func TestToolsetsEmptyInLocalMode(t *testing.T) {
 		}
 	}
 	os.Unsetenv("LIBTMUX_SAFETY")
-}
-
-func TestCountOf(t *testing.T) {
-	for n, want := range map[int]string{0: "0 hosts", 1: "1 host", 2: "2 hosts", 12: "12 hosts"} {
-		if got := countOf(n, "host", "hosts"); got != want {
-			t.Errorf("countOf(%d) = %q, want %q", n, got, want)
-		}
-	}
-}
-
-// The ssh_config files named are the ones looked at, missing defaults
-// included, as plain text.
-func TestDescribeSSHConfigs(t *testing.T) {
-	const user, sys = "/home/me/.ssh/config", "/etc/ssh/ssh_config"
-	for _, tc := range []struct {
-		read []string
-		want string
-	}{
-		{[]string{sys}, "/home/me/.ssh/config (not found), /etc/ssh/ssh_config"},
-		{nil, "/home/me/.ssh/config (not found), /etc/ssh/ssh_config (not found)"},
-		{[]string{user, "/home/me/.ssh/conf.d/a", sys}, "/home/me/.ssh/config, /home/me/.ssh/conf.d/a, /etc/ssh/ssh_config"},
-		{[]string{user}, "/home/me/.ssh/config, /etc/ssh/ssh_config (not found)"},
-	} {
-		if got := describeSSHConfigs(user, tc.read, sys); got != tc.want {
-			t.Errorf("read %q: %q, want %q", tc.read, got, tc.want)
-		}
-	}
 }
 
 // `fleetmux hosts` and a --hosts that matches nothing name the files they

@@ -18,6 +18,7 @@ import (
 
 	"github.com/fleetmux/fleetmux/mcp"
 	"github.com/fleetmux/fleetmux/tmux"
+	"github.com/fleetmux/fleetmux/transport"
 )
 
 const serveUsage = `Usage: fleetmux serve [--http ADDR [--token-file FILE] [--no-auth] [--allow-remote]] [flags]
@@ -170,7 +171,7 @@ const tmuxVersionTimeout = 5 * time.Second
 
 // tmuxUsable reports on stderr and returns false when the tmux binary the
 // tools will run (LIBTMUX_TMUX_BIN, a path or a name on PATH, else "tmux")
-// is missing or older than minTmux. A `tmux -V` that fails or prints a
+// is missing or older than tmux.MinVersion. A `tmux -V` that fails or prints a
 // version it cannot compare (a wrapper, a development build) is logged
 // and let through: the tools report what goes wrong then.
 func tmuxUsable(log *slog.Logger, stderr io.Writer) bool {
@@ -189,22 +190,21 @@ func tmuxUsable(log *slog.Logger, stderr io.Writer) bool {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), tmuxVersionTimeout)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, path, "-V").Output()
+	v, err := tmux.ProbeVersion(ctx, transport.NewLocal(), path)
 	if err != nil {
 		log.Warn("start-up: tmux -V failed; not checking the tmux version", "tmux", path, "err", err)
 		return true
 	}
-	v := tmux.ParseVersion(out)
-	if !tmuxVersionAtLeast(v, minTmux) {
+	if !tmux.VersionAtLeast(v, tmux.MinVersion) {
 		from := "on PATH"
 		if os.Getenv("LIBTMUX_TMUX_BIN") != "" {
 			from = "LIBTMUX_TMUX_BIN"
 		}
 		fmt.Fprintf(stderr, "fleetmux: tmux %s (%s, %s) is older than tmux %s, the oldest fleetmux supports; install tmux %s or newer, or point LIBTMUX_TMUX_BIN at one\n",
-			v, path, from, minTmuxName, minTmuxName)
+			v, path, from, tmux.MinVersion, tmux.MinVersion)
 		return false
 	}
-	log.Debug("start-up: tmux found", "tmux", path, "version", v, "minimum", minTmuxName)
+	log.Debug("start-up: tmux found", "tmux", path, "version", v, "minimum", tmux.MinVersion)
 	// Which path local tool calls take: tmux.NewExecutor's own answer for
 	// this binary (its probe is cached, so the first call reuses it).
 	if log.Enabled(ctx, slog.LevelDebug) {

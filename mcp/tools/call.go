@@ -52,13 +52,13 @@ func (c *Call) Settings() Settings { return c.env.Settings }
 
 // Tmux returns the tmux server the call targets: socket_name argument (or
 // LIBTMUX_SOCKET), LIBTMUX_SOCKET_PATH and LIBTMUX_TMUX_BIN, on the
-// call's host.
+// call's host (TmuxServer).
 func (c *Call) Tmux(ctx context.Context) (*tmux.Server, error) {
-	name := c.Args.StrOr("socket_name", "")
-	if c.Args.Str("socket_name") == nil {
-		name = c.Getenv("LIBTMUX_SOCKET")
+	ex, err := c.env.executor(ctx, c.Host)
+	if err != nil {
+		return nil, err
 	}
-	return c.TmuxFor(ctx, name)
+	return TmuxServer(ex, c.Args.Str("socket_name"), c.IsLocal(), c.Getenv), nil
 }
 
 // TmuxFor returns the tmux server with the given socket name on the
@@ -68,12 +68,7 @@ func (c *Call) TmuxFor(ctx context.Context, socketName string) (*tmux.Server, er
 	if err != nil {
 		return nil, err
 	}
-	srv := &tmux.Server{Executor: ex, SocketName: socketName}
-	if c.IsLocal() {
-		srv.SocketPath = c.Getenv("LIBTMUX_SOCKET_PATH")
-		srv.Bin = c.Getenv("LIBTMUX_TMUX_BIN")
-	}
-	return srv, nil
+	return TmuxServer(ex, &socketName, c.IsLocal(), c.Getenv), nil
 }
 
 func (c *Call) String() string { return fmt.Sprintf("%s@%s", c.Name, c.Host) }

@@ -17,7 +17,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/fleetmux/fleetmux/fleet/vocab"
-
+	"github.com/fleetmux/fleetmux/mcp/age"
 	"github.com/fleetmux/fleetmux/mcp/pyfmt"
 	"github.com/fleetmux/fleetmux/tmux"
 )
@@ -749,31 +749,16 @@ func listJobs(ctx context.Context, c *Call) (any, error) {
 	return out, nil
 }
 
-// parseSince reads list_jobs' since: an age (90m, 36h, 7d, 1d12h) or a
-// time (RFC 3339).
+// parseSince reads list_jobs' since: an age (90m, 36h, 7d, 1d12h; read by
+// package age, as fleetmux audit --since is) or a time (RFC 3339).
 func parseSince(s string, now time.Time) (time.Time, error) {
 	s = strings.TrimSpace(s)
 	if t, err := time.Parse(time.RFC3339, s); err == nil {
 		return t, nil
 	}
-	bad := Expectedf("since %s is neither an age (90m, 36h, 7d, 1d12h) nor an RFC 3339 time (2026-03-01T12:00:00Z)", pyfmt.Repr(s))
-	var d time.Duration
-	rest := s
-	if i := strings.IndexByte(rest, 'd'); i >= 0 {
-		days, err := strconv.Atoi(rest[:i])
-		if err != nil || days < 0 || days > 100000 {
-			return time.Time{}, bad
-		}
-		d, rest = time.Duration(days)*24*time.Hour, rest[i+1:]
-	}
-	if rest != "" {
-		x, err := time.ParseDuration(rest)
-		if err != nil || x < 0 {
-			return time.Time{}, bad
-		}
-		d += x
-	} else if rest == s {
-		return time.Time{}, bad
+	d, ok, err := age.Parse(s)
+	if !ok || err != nil {
+		return time.Time{}, Expectedf("since %s is neither an age (90m, 36h, 7d, 1d12h) nor an RFC 3339 time (2026-03-01T12:00:00Z)", pyfmt.Repr(s))
 	}
 	return now.Add(-d), nil
 }

@@ -1,4 +1,4 @@
-package main
+package audit
 
 import (
 	"bytes"
@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	bolt "go.etcd.io/bbolt"
 
 	"github.com/fleetmux/fleetmux/store"
 )
@@ -320,5 +322,90 @@ func TestCleanCell(t *testing.T) {
 		if got := cleanCell(in); got != want {
 			t.Errorf("cleanCell(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// The audit reader never changes the file it reads: not the bytes, not the
+// mode, and an empty file stays empty.
+func TestAuditDoesNotModifyFile(t *testing.T) {
+	s := seedAudit(t)
+	if err := os.Chmod(s.Path(), 0o400); err != nil {
+		t.Fatal(err)
+	}
+	before, err := os.ReadFile(s.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{}, {"--json"}, {"--since", "1h"}, {"--limit", "1", "--tool", "kill_server"}} {
+		code, out, errOut := runAuditTest(t, nil, append([]string{"--state", s.Path()}, args...)...)
+		if code != 0 || out == "" {
+			t.Errorf("%v: %d %q %q", args, code, out, errOut)
+		}
+	}
+	after, _ := os.ReadFile(s.Path())
+	if !bytes.Equal(before, after) {
+		t.Error("fleetmux audit changed the state file")
+	}
+	if fi, _ := os.Stat(s.Path()); fi.Mode().Perm() != 0o400 {
+		t.Errorf("mode changed to %o", fi.Mode().Perm())
+	}
+
+	empty := filepath.Join(t.TempDir(), "empty.db")
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runAuditTest(t, nil, "--state", empty)
+	if code != 0 || out != "" || !strings.Contains(errOut, "no matching audit records") {
+		t.Errorf("empty file: %d %q %q", code, out, errOut)
+	}
+	if fi, _ := os.Stat(empty); fi.Size() != 0 || fi.Mode().Perm() != 0o644 {
+		t.Errorf("empty file became %d bytes, mode %o", fi.Size(), fi.Mode().Perm())
+	}
+}
+
+// A file of an older schema is still readable: audit migrates it first.
+func TestAuditMigratesOldSchema(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "..", "store", "testdata", "v1.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "v1.db")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runAuditTest(t, nil, "--state", path, "--json", "--limit", "0")
+	if code != 0 || strings.Count(out, "\n") == 0 {
+		t.Errorf("v1 file: %d %q %q", code, out, errOut)
+	}
+}
+
+func TestAuditLockedAndCorruptOneLine(t *testing.T) {
+	s := seedAudit(t)
+	holder, err := bolt.Open(s.Path(), 0o600, &bolt.Options{Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := testAuditEnv(nil)
+	env.lockTimeout = 200 * time.Millisecond
+	var out, errb bytes.Buffer
+	start := time.Now()
+	code := auditMain(context.Background(), []string{"--state", s.Path()}, env, &out, &errb)
+	holder.Close()
+	if code != 1 || out.Len() != 0 || strings.Count(errb.String(), "\n") != 1 || !strings.Contains(errb.String(), "locked") {
+		t.Errorf("locked: %d %q %q", code, out.String(), errb.String())
+	}
+	if time.Since(start) > 3*time.Second {
+		t.Errorf("locked file: waited %s", time.Since(start))
+	}
+
+	bad := filepath.Join(t.TempDir(), "bad.db")
+	good, _ := os.ReadFile(s.Path())
+	smashed := append(append([]byte{}, good[:8192]...), bytes.Repeat([]byte{0xff}, len(good)-8192)...)
+	if err := os.WriteFile(bad, smashed, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, errOut := runAuditTest(t, nil, "--state", bad)
+	if code != 1 || stdout != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, bad) || !strings.Contains(errOut, "move it aside") {
+		t.Errorf("corrupt: %d %q %q", code, stdout, errOut)
 	}
 }

@@ -1,9 +1,12 @@
-package main
+// Package bench is `fleetmux bench`: tool-call latency (p50/p90) through
+// the full MCP layer on each path to tmux (local, per-command SSH, SSH
+// command channels, OpenSSH ControlMaster, fan-out), with each figure's
+// ratio to local and its cost in round trips over the link.
+package bench
 
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -16,6 +19,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/fleetmux/fleetmux/cmd/internal/cli"
 	"github.com/fleetmux/fleetmux/mcp"
 	"github.com/fleetmux/fleetmux/transport"
 )
@@ -77,23 +81,16 @@ type benchRow struct {
 	RoundTrips float64 `json:"round_trips,omitempty"`
 }
 
-func runBench(args []string, stdout, stderr io.Writer) int {
+// Run is `fleetmux bench`.
+func Run(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("fleetmux bench", flag.ContinueOnError)
 	hosts := fs.String("hosts", os.Getenv("FLEETMUX_HOSTS"), "remote hosts to measure (globs over ssh_config aliases)")
 	sshConfig := fs.String("ssh-config", os.Getenv("FLEETMUX_SSH_CONFIG"), "ssh_config file")
 	host := fs.String("host", "", "host for the per-host paths (default: the first selected host)")
 	n := fs.Int("n", 50, "calls per tool and path")
 	asJSON := fs.Bool("json", false, "print JSON")
-	if err := parseFlags(fs, args, stderr); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprint(stdout, benchUsage)
-			return 0
-		}
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "fleetmux bench: unexpected argument %q (see fleetmux bench --help)\n", fs.Arg(0))
-		return 2
+	if rc := cli.ParseFlags(fs, args, benchUsage, stdout, stderr); rc >= 0 {
+		return rc
 	}
 	if *n < 1 {
 		fmt.Fprintln(stderr, "fleetmux bench: --n must be at least 1")
@@ -109,10 +106,10 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		}
 	}()
 	if *hosts != "" {
-		sel, inv, err := loadInventory(*hosts, *sshConfig)
+		sel, inv, err := cli.LoadInventory(*hosts, *sshConfig)
 		if err != nil {
 			fmt.Fprintf(stderr, "fleetmux bench: %v\n", err)
-			return exitStatus(err)
+			return cli.ExitStatus(err)
 		}
 		selected := inv.Select(sel)
 		if len(selected) == 0 {

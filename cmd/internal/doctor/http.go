@@ -1,4 +1,4 @@
-package main
+package doctor
 
 import (
 	"bufio"
@@ -39,7 +39,7 @@ type httpProbe struct {
 // probeMCP sends an MCP initialize to rawURL with the entry's headers, as
 // the client would, and reads who answers. A session it opens is closed
 // again (DELETE).
-func probeMCP(ctx context.Context, rawURL string, headers map[string]string) httpProbe {
+func probeMCP(ctx context.Context, rawURL string, headers map[string]string, version string) httpProbe {
 	ctx, cancel := context.WithTimeout(ctx, doctorProbeTimeout)
 	defer cancel()
 	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"fleetmux-doctor","version":%q}}}`, version)

@@ -1,14 +1,22 @@
 package main
 
+// The wiring of a server: the state file (audit records through the
+// journal, jobs, retention) and the fleet (ssh_config inventory, hosts,
+// their runners), adapted to the interfaces package mcp asks for.
+
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
 
+	"github.com/fleetmux/fleetmux/cmd/internal/cli"
+	"github.com/fleetmux/fleetmux/fleet"
 	"github.com/fleetmux/fleetmux/mcp"
 	"github.com/fleetmux/fleetmux/store"
+	"github.com/fleetmux/fleetmux/transport"
 )
 
 // statePath is --state, FLEETMUX_STATE (already the flag default) or the
@@ -183,3 +191,114 @@ func (s storeJobs) UpdateJob(ctx context.Context, id string, fn func(j *mcp.Job)
 func toStoreJob(j mcp.Job) store.Job { return store.Job(j) }
 
 func fromStoreJob(j store.Job) mcp.Job { return mcp.Job(j) }
+
+// openFleet switches on fleet mode when --hosts selects remote hosts:
+// it returns the fleet's backend and the function that closes it (a nil
+// backend and a no-op in local mode). Host state persists in st when the
+// store is open.
+func openFleet(g *globalFlags, st *store.Store, log *slog.Logger) (mcp.Backend, func(), error) {
+	noop := func() {}
+	if g.hosts == "" {
+		if len(g.hostSafety) > 0 || g.noLocal {
+			return nil, noop, fmt.Errorf("--host-safety and --no-local need --hosts")
+		}
+		return nil, noop, nil
+	}
+	safety, err := fleet.ParseHostSafety(g.hostSafety)
+	if err != nil {
+		return nil, noop, err
+	}
+	sel, inv, err := cli.LoadInventory(g.hosts, g.sshConfig)
+	if err != nil {
+		return nil, noop, err
+	}
+	for _, w := range inv.Warnings() {
+		log.Warn(w)
+	}
+	selected := inv.Select(sel)
+	if len(selected) == 0 {
+		return nil, noop, fmt.Errorf("--hosts %q matches no Host alias in %s (see fleetmux hosts)", g.hosts, cli.SSHConfigsLookedAt(inv))
+	}
+	if !g.noLocal {
+		selected = append(selected, fleet.LocalHost)
+	}
+	for _, w := range safety.Shadowed(selected) {
+		log.Warn(w)
+	}
+	var state fleet.StateStore
+	if st != nil {
+		state = st
+	}
+	f, err := fleet.New(fleet.Options{Inventory: inv, Selection: sel, NoLocal: g.noLocal, Safety: safety, State: state, Logger: log, SSH: transport.SSHOptions{Logger: log}})
+	if err != nil {
+		return nil, noop, err
+	}
+	if g.warm {
+		// Serving: dial the hosts now, in the background, so the agent's
+		// first call finds warm connections. Never delays the handshake.
+		f.Warm(0)
+	}
+	return fleetBackend{f: f}, func() { _ = f.Close() }, nil
+}
+
+// fleetBackend adapts a *fleet.Fleet to mcp.Backend and mcp.HostLister.
+// With no remote host selected it behaves exactly like
+// mcp.LocalBackend (local mode surface).
+type fleetBackend struct{ f *fleet.Fleet }
+
+func (b fleetBackend) Runner(ctx context.Context, host string) (transport.Runner, error) {
+	return b.f.Runner(ctx, host)
+}
+func (b fleetBackend) Fleet() bool                      { return b.f.Remote() }
+func (b fleetBackend) Match(p string) ([]string, error) { return b.f.Match(p) }
+func (b fleetBackend) Local(h string) bool              { return b.f.IsLocal(h) }
+func (b fleetBackend) Cap(h string) (mcp.Tier, bool) {
+	c, ok := b.f.Cap(h)
+	if !ok {
+		return 0, false
+	}
+	t, ok := mcp.ParseTier(c)
+	return t, ok
+}
+
+// HostStatuses implements HostLister.
+func (b fleetBackend) HostStatuses(ctx context.Context, serverTier mcp.Tier) []mcp.HostStatus {
+	var out []mcp.HostStatus
+	for _, hi := range b.f.Statuses(ctx) {
+		eff := serverTier
+		if c, ok := mcp.ParseTier(hi.Cap); ok && hi.Cap != "" && c < eff {
+			eff = c
+		}
+		hs := mcp.HostStatus{Host: hi.Host, Safety: eff.String(), State: hi.State}
+		if hi.HostName != "" {
+			hs.HostName = &hi.HostName
+		}
+		if hi.Port != 0 {
+			p := hi.Port
+			hs.Port = &p
+		}
+		if hi.User != "" {
+			hs.User = &hi.User
+		}
+		if hi.TmuxVersion != "" {
+			hs.TmuxVersion = &hi.TmuxVersion
+		}
+		if hi.LastError != "" {
+			hs.LastError = &hi.LastError
+		}
+		if !hi.LastErrorAt.IsZero() {
+			s := hi.LastErrorAt.UTC().Format(time.RFC3339)
+			hs.LastErrorAt = &s
+		}
+		if !hi.LastConnect.IsZero() {
+			s := hi.LastConnect.UTC().Format(time.RFC3339)
+			hs.LastConnect = &s
+		}
+		if hi.RTT > 0 {
+			ms := float64(hi.RTT.Microseconds()) / 1000
+			hs.RTTMillis = &ms
+		}
+		out = append(out, hs)
+	}
+	return out
+}

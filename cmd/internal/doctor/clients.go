@@ -1,13 +1,11 @@
-package main
+package doctor
 
 import (
 	"context"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
-	"github.com/BurntSushi/toml"
 	"io"
 	"io/fs"
 	"net/http"
@@ -20,13 +18,15 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/BurntSushi/toml"
+
 	"github.com/fleetmux/fleetmux/mcp"
 )
 
-// configPlaceholder is the command of the shipped client configs
+// ConfigPlaceholder is the command of the shipped client configs
 // (configs/*.json, *.toml), which the user replaces with the absolute path
 // of the binary.
-const configPlaceholder = "/ABSOLUTE/PATH/TO/fleetmux"
+const ConfigPlaceholder = "/ABSOLUTE/PATH/TO/fleetmux"
 
 // clientFile is one MCP client configuration file.
 type clientFile struct {
@@ -252,12 +252,12 @@ var carriedEnv = []struct{ name, flag string }{
 }
 
 // checkClients reports every fleetmux entry of the client files found.
-func checkClients(env doctorEnv) []doctorCheck {
+func checkClients(env doctorEnv) []Check {
 	self, _ := os.Executable()
 	if p, err := filepath.EvalSymlinks(self); err == nil {
 		self = p
 	}
-	var checks []doctorCheck
+	var checks []Check
 	found := 0
 	for _, f := range clientFiles(env) {
 		data, err := os.ReadFile(f.path)
@@ -267,12 +267,12 @@ func checkClients(env doctorEnv) []doctorCheck {
 		found++
 		name := "client " + f.client + " (" + tildePath(f.path, env.home) + ")"
 		if err != nil {
-			checks = append(checks, doctorCheck{Check: name, Status: statusFail, Detail: err.Error(), Fix: "make the file readable"})
+			checks = append(checks, Check{Check: name, Status: StatusFail, Detail: err.Error(), Fix: "make the file readable"})
 			continue
 		}
 		entries, err := f.read(data)
 		if err != nil {
-			checks = append(checks, doctorCheck{Check: name, Status: statusFail, Detail: "cannot be read: " + err.Error(),
+			checks = append(checks, Check{Check: name, Status: StatusFail, Detail: "cannot be read: " + err.Error(),
 				Fix: "fix its syntax: the client cannot read it either"})
 			continue
 		}
@@ -306,7 +306,7 @@ func checkClients(env doctorEnv) []doctorCheck {
 			if f.client == "Claude Code" {
 				fix = "claude mcp add --scope user " + entryName + " -- " + orText(self, "/absolute/path/to/fleetmux")
 			}
-			checks = append(checks, doctorCheck{Check: name, Status: statusWarn, Detail: "fleetmux is not registered here", Fix: fix})
+			checks = append(checks, Check{Check: name, Status: StatusWarn, Detail: "fleetmux is not registered here", Fix: fix})
 			continue
 		}
 		for _, e := range ours {
@@ -318,7 +318,7 @@ func checkClients(env doctorEnv) []doctorCheck {
 		}
 	}
 	if found == 0 {
-		checks = append(checks, doctorCheck{Check: "clients", Status: statusWarn,
+		checks = append(checks, Check{Check: "clients", Status: StatusWarn,
 			Detail: "no MCP client configuration found (Claude Code, Claude Desktop, Cursor, Gemini CLI, Codex)",
 			Fix:    "register fleetmux with your client: see configs/README.md"})
 	}
@@ -341,7 +341,7 @@ func configFileFor(client string) string {
 
 // isFleetmuxCommand reports whether an entry's command starts fleetmux.
 func isFleetmuxCommand(cmd string) bool {
-	return cmd == configPlaceholder || filepath.Base(cmd) == "fleetmux"
+	return cmd == ConfigPlaceholder || filepath.Base(cmd) == "fleetmux"
 }
 
 func tildePath(p, home string) string {
@@ -353,85 +353,97 @@ func tildePath(p, home string) string {
 	return p
 }
 
+// entryCheck gathers the check of one client entry: what the entry is
+// (notes), what is wrong with it (probs) and how to fix that; the worst
+// status wins.
+type entryCheck struct {
+	res                 Check
+	notes, probs, fixes []string
+}
+
+func newEntryCheck(name string, e clientEntry) *entryCheck {
+	c := &entryCheck{res: Check{Check: fmt.Sprintf("%s %q", name, e.Name), Status: StatusOK}}
+	if e.Scope != "" {
+		c.res.Check = fmt.Sprintf("%s %q [%s]", name, e.Name, e.Scope)
+	}
+	return c
+}
+
+func (c *entryCheck) problem(status, note, fix string) {
+	if status == StatusFail || c.res.Status == StatusOK {
+		c.res.Status = status
+	}
+	c.probs = append(c.probs, note)
+	if fix != "" {
+		c.fixes = append(c.fixes, fix)
+	}
+}
+
+func (c *entryCheck) done() Check {
+	c.res.Detail = strings.Join(append(c.notes, c.probs...), "; ")
+	c.res.Fix = strings.Join(c.fixes, "; ")
+	return c.res
+}
+
 // checkClientEntry checks one fleetmux entry: command, arguments,
 // environment (and, for Gemini CLI, the trust of the working directory).
-func checkClientEntry(env doctorEnv, f clientFile, name string, e clientEntry, self string, userScope bool) doctorCheck {
-	c := doctorCheck{Check: fmt.Sprintf("%s %q", name, e.Name), Status: statusOK}
-	if e.Scope != "" {
-		c.Check = fmt.Sprintf("%s %q [%s]", name, e.Name, e.Scope)
-	}
-	var notes, probs, fixes []string // notes: what the entry is; probs: what is wrong
-	problem := func(status, note, fix string) {
-		if status == statusFail || c.Status == statusOK {
-			c.Status = status
-		}
-		probs = append(probs, note)
-		if fix != "" {
-			fixes = append(fixes, fix)
-		}
-	}
+func checkClientEntry(env doctorEnv, f clientFile, name string, e clientEntry, self string, userScope bool) Check {
+	c := newEntryCheck(name, e)
 	abs := orText(self, "/absolute/path/to/fleetmux")
 
 	// The command.
 	switch {
-	case e.Command == configPlaceholder:
-		problem(statusFail, "the command is still the placeholder "+configPlaceholder, "replace it with "+abs)
+	case e.Command == ConfigPlaceholder:
+		c.problem(StatusFail, "the command is still the placeholder "+ConfigPlaceholder, "replace it with "+abs)
 	case !filepath.IsAbs(e.Command):
 		if p, err := exec.LookPath(e.Command); err == nil {
-			problem(statusWarn, fmt.Sprintf("the command %q is found on your PATH (%s) but a client started outside your shell may not have that PATH", e.Command, p), "use the absolute path "+p)
+			c.problem(StatusWarn, fmt.Sprintf("the command %q is found on your PATH (%s) but a client started outside your shell may not have that PATH", e.Command, p), "use the absolute path "+p)
 		} else {
-			problem(statusFail, fmt.Sprintf("the command %q is not on PATH", e.Command), "use the absolute path "+abs)
+			c.problem(StatusFail, fmt.Sprintf("the command %q is not on PATH", e.Command), "use the absolute path "+abs)
 		}
 	default:
 		fi, err := os.Stat(e.Command)
 		switch {
 		case err != nil:
-			problem(statusFail, e.Command+" does not exist", "reinstall (go install ./cmd/fleetmux) or use the absolute path "+abs)
+			c.problem(StatusFail, e.Command+" does not exist", "reinstall (go install ./cmd/fleetmux) or use the absolute path "+abs)
 		case fi.IsDir() || fi.Mode().Perm()&0o111 == 0:
-			problem(statusFail, e.Command+" is not an executable file", "use the absolute path "+abs)
+			c.problem(StatusFail, e.Command+" is not an executable file", "use the absolute path "+abs)
 		default:
 			out, _, err := runQuiet(context.Background(), e.Command, "--version")
 			if v := strings.TrimSpace(out); err == nil && strings.HasPrefix(v, "fleetmux ") {
-				notes = append(notes, e.Command+" ("+strings.Fields(v)[1]+")")
+				c.notes = append(c.notes, e.Command+" ("+strings.Fields(v)[1]+")")
 			} else {
-				problem(statusFail, e.Command+" --version does not print a fleetmux version", "use the absolute path "+abs)
+				c.problem(StatusFail, e.Command+" --version does not print a fleetmux version", "use the absolute path "+abs)
 			}
 		}
 	}
 
 	// The arguments, as serving would parse them.
 	fleetMode := e.Env["FLEETMUX_HOSTS"] != ""
-	if len(e.Args) > 0 && subcommands[e.Args[0]] != nil {
-		notes = append(notes, "runs fleetmux "+e.Args[0])
+	if len(e.Args) > 0 && env.opts.Subcommand(e.Args[0]) {
+		c.notes = append(c.notes, "runs fleetmux "+e.Args[0])
 	} else if len(e.Args) > 0 {
-		fset := flag.NewFlagSet("fleetmux", flag.ContinueOnError)
-		var g globalFlags
-		g.register(fset)
-		fset.Bool("version", false, "")
-		// The entry's env, not this process's, gives the flags' defaults.
-		for k, name := range envFlags {
-			_ = fset.Set(name, e.Env[k])
+		hosts, extra, err := env.opts.ServeArgs(e.Args, e.Env)
+		if err != nil {
+			c.problem(StatusFail, "fleetmux would not start with args "+strings.Join(e.Args, " ")+": "+err.Error(), "fix the args (fleetmux --help lists the flags)")
+		} else if extra != "" {
+			c.problem(StatusFail, fmt.Sprintf("fleetmux would not start: unknown command %q in args", extra), "fix the args (fleetmux --help lists the commands)")
 		}
-		if err := parseFlags(fset, e.Args, io.Discard); err != nil {
-			problem(statusFail, "fleetmux would not start with args "+strings.Join(e.Args, " ")+": "+err.Error(), "fix the args (fleetmux --help lists the flags)")
-		} else if fset.NArg() > 0 {
-			problem(statusFail, fmt.Sprintf("fleetmux would not start: unknown command %q in args", fset.Arg(0)), "fix the args (fleetmux --help lists the commands)")
-		}
-		fleetMode = fleetMode || g.hosts != ""
+		fleetMode = fleetMode || hosts
 	}
 
 	// The environment, as fleetmux reads it at start-up.
 	if v, ok := e.Env["LIBTMUX_SUPPRESS_HISTORY"]; ok && v != "0" && v != "1" {
-		problem(statusFail, "env LIBTMUX_SUPPRESS_HISTORY must be 0 or 1: fleetmux refuses to start", "set it to 0 or 1, or remove it")
+		c.problem(StatusFail, "env LIBTMUX_SUPPRESS_HISTORY must be 0 or 1: fleetmux refuses to start", "set it to 0 or 1, or remove it")
 	}
 	if v, ok := e.Env["LIBTMUX_SAFETY"]; ok {
 		if _, valid := mcp.ParseTier(v); !valid {
-			problem(statusWarn, fmt.Sprintf("env LIBTMUX_SAFETY=%q is not a tier: fleetmux falls back to readonly", v), "set it to readonly, mutating or destructive")
+			c.problem(StatusWarn, fmt.Sprintf("env LIBTMUX_SAFETY=%q is not a tier: fleetmux falls back to readonly", v), "set it to readonly, mutating or destructive")
 		}
 	}
 	if v, ok := e.Env["FLEETMUX_TOOLSETS"]; ok {
 		if _, err := mcp.ParseToolsets(v); err != nil {
-			problem(statusFail, "env FLEETMUX_TOOLSETS: "+err.Error(), "fix FLEETMUX_TOOLSETS")
+			c.problem(StatusFail, "env FLEETMUX_TOOLSETS: "+err.Error(), "fix FLEETMUX_TOOLSETS")
 		}
 	}
 	var missing, pairs []string
@@ -447,11 +459,11 @@ func checkClientEntry(env doctorEnv, f clientFile, name string, e clientEntry, s
 		pairs = append(pairs, v.name+"="+here)
 	}
 	if len(missing) > 0 {
-		problem(statusWarn, strings.Join(missing, ", ")+" set in your environment but not in the entry's env: MCP clients start servers with a minimal environment, so fleetmux may run without it",
+		c.problem(StatusWarn, strings.Join(missing, ", ")+" set in your environment but not in the entry's env: MCP clients start servers with a minimal environment, so fleetmux may run without it",
 			"add "+strings.Join(pairs, " ")+" to the entry's env (or unset it here if the entry is right)")
 	}
 	if sock := env.getenv("SSH_AUTH_SOCK"); fleetMode && sock != "" && e.Env["SSH_AUTH_SOCK"] == "" {
-		problem(statusWarn, "fleet mode without SSH_AUTH_SOCK in the entry's env: your ssh-agent may not reach fleetmux (only IdentityFile keys are then used)",
+		c.problem(StatusWarn, "fleet mode without SSH_AUTH_SOCK in the entry's env: your ssh-agent may not reach fleetmux (only IdentityFile keys are then used)",
 			"add SSH_AUTH_SOCK with a path that stays the same across logins to the entry's env")
 	}
 	if len(e.Env) > 0 {
@@ -460,18 +472,12 @@ func checkClientEntry(env doctorEnv, f clientFile, name string, e clientEntry, s
 			keys = append(keys, k)
 		}
 		sort.Strings(keys)
-		notes = append(notes, "env "+strings.Join(keys, ","))
+		c.notes = append(c.notes, "env "+strings.Join(keys, ","))
 	}
 
-	checkWhere(env, f, e, userScope, "-- "+orText(e.Command, abs), problem)
-	c.Detail = strings.Join(append(notes, probs...), "; ")
-	c.Fix = strings.Join(fixes, "; ")
-	return c
+	checkWhere(env, f, e, userScope, "-- "+orText(e.Command, abs), c.problem)
+	return c.done()
 }
-
-// envFlags maps the FLEETMUX_ variables that give flag defaults to their
-// flags (see globalFlags.register).
-var envFlags = map[string]string{"FLEETMUX_HOSTS": "hosts", "FLEETMUX_SSH_CONFIG": "ssh-config", "FLEETMUX_STATE": "state", "FLEETMUX_TOOLSETS": "toolsets"}
 
 // geminiTrusts reports whether Gemini CLI trusts the working directory,
 // which it needs to start MCP servers: folder trust switched off in the
@@ -530,12 +536,12 @@ func geminiTrusts(env doctorEnv) (bool, string) {
 // registers the entry for the user.
 func checkWhere(env doctorEnv, f clientFile, e clientEntry, userScope bool, how string, problem func(status, note, fix string)) {
 	if strings.HasPrefix(e.Scope, "local scope") && !userScope {
-		problem(statusWarn, "registered for one directory only: claude mcp list elsewhere does not show it",
+		problem(StatusWarn, "registered for one directory only: claude mcp list elsewhere does not show it",
 			"claude mcp add --scope user "+e.Name+" "+how)
 	}
 	if f.client == "Gemini CLI" {
 		if trusted, why := geminiTrusts(env); !trusted {
-			problem(statusWarn, why, "trust the folder when Gemini CLI asks, or add {\""+env.cwd+"\": \"TRUST_FOLDER\"} to ~/.gemini/trustedFolders.json")
+			problem(StatusWarn, why, "trust the folder when Gemini CLI asks, or add {\""+env.cwd+"\": \"TRUST_FOLDER\"} to ~/.gemini/trustedFolders.json")
 		}
 	}
 }
@@ -582,7 +588,7 @@ func fleetmuxHTTP(env doctorEnv, e clientEntry) (*httpProbe, bool) {
 	if !mine && !loopbackURL(e.URL) {
 		return nil, false
 	}
-	p := probeMCP(context.Background(), e.URL, headers)
+	p := probeMCP(context.Background(), e.URL, headers, env.opts.Version)
 	if !mine && !p.Fleetmux {
 		return nil, false
 	}
@@ -592,9 +598,9 @@ func fleetmuxHTTP(env doctorEnv, e clientEntry) (*httpProbe, bool) {
 // doctorTokenPath is the token file of a fleetmux serve --http started
 // with the state file doctor checks.
 func doctorTokenPath(env doctorEnv) string {
-	p, err := defaultTokenPath(&globalFlags{state: env.state})
+	p, err := env.opts.TokenPath(env.state)
 	if err != nil {
-		return "~/.local/state/fleetmux/" + tokenFileName
+		return "~/.local/state/fleetmux/http-token"
 	}
 	return p
 }
@@ -612,21 +618,8 @@ func readTokenFile(env doctorEnv) (string, error) {
 
 // checkHTTPEntry checks an entry that reaches fleetmux serve --http: does
 // a fleetmux answer at its URL, and does it take the entry's token.
-func checkHTTPEntry(env doctorEnv, f clientFile, name string, e clientEntry, userScope bool) doctorCheck {
-	c := doctorCheck{Check: fmt.Sprintf("%s %q", name, e.Name), Status: statusOK}
-	if e.Scope != "" {
-		c.Check = fmt.Sprintf("%s %q [%s]", name, e.Name, e.Scope)
-	}
-	var probs, fixes []string
-	problem := func(status, note, fix string) {
-		if status == statusFail || c.Status == statusOK {
-			c.Status = status
-		}
-		probs = append(probs, note)
-		if fix != "" {
-			fixes = append(fixes, fix)
-		}
-	}
+func checkHTTPEntry(env doctorEnv, f clientFile, name string, e clientEntry, userScope bool) Check {
+	c := newEntryCheck(name, e)
 	note := "over HTTP at " + e.URL
 	addr := e.URL
 	if u, err := url.Parse(e.URL); err == nil && u.Host != "" {
@@ -636,23 +629,23 @@ func checkHTTPEntry(env doctorEnv, f clientFile, name string, e clientEntry, use
 	p := e.probe
 	switch {
 	case p.Err != nil && refused(p.Err):
-		problem(statusWarn, "nothing answers there: the fleetmux serve --http daemon is not running",
+		c.problem(StatusWarn, "nothing answers there: the fleetmux serve --http daemon is not running",
 			"start it where it can keep running (a tmux window, a systemd user unit): fleetmux serve --http "+addr)
 	case p.Err != nil:
-		problem(statusWarn, "no answer: "+p.Err.Error(), "check that fleetmux serve --http "+addr+" runs and is reachable")
+		c.problem(StatusWarn, "no answer: "+p.Err.Error(), "check that fleetmux serve --http "+addr+" runs and is reachable")
 	case p.Status == http.StatusUnauthorized && bearerToken(entryHeaders(env, e)) == "":
-		problem(statusFail, "the daemon wants a bearer token and the entry sends none",
+		c.problem(StatusFail, "the daemon wants a bearer token and the entry sends none",
 			"add the header Authorization: Bearer TOKEN with the token of "+tokenPath+" (fleetmux serve's --token-file)")
 	case p.Status == http.StatusUnauthorized:
-		problem(statusFail, "the daemon refuses the entry's bearer token",
+		c.problem(StatusFail, "the daemon refuses the entry's bearer token",
 			"put the token of "+tokenPath+" (fleetmux serve's --token-file) in the entry's Authorization: Bearer header")
 	case p.Status == http.StatusForbidden:
-		problem(statusFail, "the daemon refuses the request (HTTP 403): the URL's host must be the address fleetmux serve --http listens on, or localhost",
+		c.problem(StatusFail, "the daemon refuses the request (HTTP 403): the URL's host must be the address fleetmux serve --http listens on, or localhost",
 			"use the URL fleetmux serve --http prints at start-up")
 	case p.Status != http.StatusOK:
-		problem(statusWarn, fmt.Sprintf("it answers MCP's initialize with HTTP %d", p.Status), "check the URL: fleetmux serve --http prints it at start-up")
+		c.problem(StatusWarn, fmt.Sprintf("it answers MCP's initialize with HTTP %d", p.Status), "check the URL: fleetmux serve --http prints it at start-up")
 	case !p.Fleetmux:
-		problem(statusWarn, "the server there is "+orText(p.Title, "not fleetmux"), "point the entry at the URL fleetmux serve --http prints")
+		c.problem(StatusWarn, "the server there is "+orText(p.Title, "not fleetmux"), "point the entry at the URL fleetmux serve --http prints")
 	default:
 		note += ", answered by " + p.Title + " (the daemon's own environment applies, not the client's)"
 	}
@@ -660,8 +653,7 @@ func checkHTTPEntry(env doctorEnv, f clientFile, name string, e clientEntry, use
 	if bearerToken(e.Headers) != "" {
 		how += " --header \"Authorization: Bearer $(cat " + tokenPath + ")\""
 	}
-	checkWhere(env, f, e, userScope, how, problem)
-	c.Detail = strings.Join(append([]string{note}, probs...), "; ")
-	c.Fix = strings.Join(fixes, "; ")
-	return c
+	checkWhere(env, f, e, userScope, how, c.problem)
+	c.notes = append(c.notes, note)
+	return c.done()
 }

@@ -1,4 +1,8 @@
-package main
+// Package audit is `fleetmux audit`: it reads the audit log of the state
+// file (store.Query, read-only unless it must migrate or --compact) and
+// prints it as a table that stored text cannot use to drive the terminal,
+// or as JSON lines; --follow polls for new records.
+package audit
 
 import (
 	"bytes"
@@ -18,6 +22,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/fleetmux/fleetmux/mcp/age"
 	"github.com/fleetmux/fleetmux/store"
 )
 
@@ -85,8 +90,9 @@ type auditEnv struct {
 	lockTimeout time.Duration
 }
 
-// runAudit is the entry point of `fleetmux audit`.
-func runAudit(args []string, stdout, stderr io.Writer) int {
+// Run is `fleetmux audit` with the process's environment, clock and
+// signals.
+func Run(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	env := auditEnv{getenv: os.Getenv, now: time.Now, loc: time.Local, poll: 500 * time.Millisecond}
@@ -328,7 +334,7 @@ func parseAuditArgs(args []string, now time.Time, stderr io.Writer) (*auditOptio
 
 // parseWhen reads a time ago ("90m", "7d", "1d12h") or a point in time.
 func parseWhen(s string, now time.Time) (time.Time, error) {
-	if d, ok, err := parseAgo(s); ok {
+	if d, ok, err := age.Parse(s); ok {
 		if err != nil {
 			return time.Time{}, err
 		}
@@ -343,31 +349,6 @@ func parseWhen(s string, now time.Time) (time.Time, error) {
 		}
 	}
 	return time.Time{}, fmt.Errorf("%q is neither a time ago (1h, 90m, 7d) nor a time (2026-03-01T12:00:00Z)", s)
-}
-
-// parseAgo parses a Go duration with an optional leading whole number of
-// days ("7d", "1d12h"). ok reports that s looks like a duration at all.
-func parseAgo(s string) (d time.Duration, ok bool, err error) {
-	rest := s
-	if i := strings.IndexByte(s, 'd'); i > 0 {
-		days, err := strconv.Atoi(s[:i])
-		if err != nil {
-			return 0, false, nil
-		}
-		d = time.Duration(days) * 24 * time.Hour
-		rest = s[i+1:]
-	}
-	if rest != "" {
-		more, err := time.ParseDuration(rest)
-		if err != nil {
-			return 0, rest != s, fmt.Errorf("bad duration %q", s)
-		}
-		d += more
-	}
-	if d < 0 {
-		return 0, true, fmt.Errorf("negative duration %q", s)
-	}
-	return d, true, nil
 }
 
 // auditPrinter writes records as an aligned table or as JSON lines. Column

@@ -1,4 +1,8 @@
-package main
+// Package doctor is `fleetmux doctor`: it checks what fleetmux needs (the
+// tmux binary and server, the state file, ssh and the selected hosts, the
+// MCP client configs under $HOME) and prints one line per check with the
+// fix for each problem. It changes nothing.
+package doctor
 
 import (
 	"bytes"
@@ -19,7 +23,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/fleetmux/fleetmux/cmd/internal/cli"
 	"github.com/fleetmux/fleetmux/fleet"
+	"github.com/fleetmux/fleetmux/mcp"
 	"github.com/fleetmux/fleetmux/store"
 	"github.com/fleetmux/fleetmux/tmux"
 	"github.com/fleetmux/fleetmux/transport"
@@ -70,17 +76,36 @@ bad usage.
 
 // Check outcomes.
 const (
-	statusOK   = "OK"
-	statusWarn = "WARN"
-	statusFail = "FAIL"
+	StatusOK   = "OK"
+	StatusWarn = "WARN"
+	StatusFail = "FAIL"
 )
 
-// doctorCheck is one line of `fleetmux doctor`.
-type doctorCheck struct {
+// Check is one line of `fleetmux doctor`.
+type Check struct {
 	Check  string `json:"check"`
 	Status string `json:"status"`
 	Detail string `json:"detail"`
 	Fix    string `json:"fix,omitempty"`
+}
+
+// Options are what doctor takes from the fleetmux command: its version
+// and how it parses its own command line, so that what doctor accepts in a
+// client's entry is what fleetmux accepts.
+type Options struct {
+	// Version is fleetmux's version (sent in the MCP initialize of HTTP
+	// entries).
+	Version string
+	// Subcommand reports whether name is a fleetmux subcommand.
+	Subcommand func(name string) bool
+	// ServeArgs parses an entry's args as serving would, with the entry's
+	// env giving the flags' defaults: whether they select hosts (fleet
+	// mode), the first argument left after the flags, and the parse
+	// error.
+	ServeArgs func(args []string, env map[string]string) (fleetMode bool, extra string, err error)
+	// TokenPath is the token file of a fleetmux serve --http started with
+	// the state file state ("" for the default).
+	TokenPath func(state string) (string, error)
 }
 
 // doctorEnv is what the checks read from the process: the environment,
@@ -91,34 +116,25 @@ type doctorEnv struct {
 	home   string
 	cwd    string
 	state  string // --state: the token file of fleetmux serve --http is next to it
+	opts   Options
 }
 
 // doctorCmdTimeout bounds tmux -V, ssh -V and ssh -G.
 const doctorCmdTimeout = 10 * time.Second
 
-// doctorLockTimeout bounds the wait for the state file's lock; tests
+// LockTimeout bounds the wait for the state file's lock; tests
 // shorten it.
-var doctorLockTimeout = 2 * time.Second
+var LockTimeout = 2 * time.Second
 
-func runDoctor(args []string, stdout, stderr io.Writer) int {
+// Run is `fleetmux doctor`.
+func Run(args []string, stdout, stderr io.Writer, o Options) int {
 	fs := flag.NewFlagSet("fleetmux doctor", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.Usage = func() {}
 	hosts := fs.String("hosts", os.Getenv(fleet.EnvHosts), "")
 	sshConfig := fs.String("ssh-config", os.Getenv(fleet.EnvSSHConfig), "")
 	state := fs.String("state", os.Getenv("FLEETMUX_STATE"), "")
 	asJSON := fs.Bool("json", false, "")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprint(stdout, doctorUsage)
-			return 0
-		}
-		fmt.Fprintf(stderr, "fleetmux doctor: %v (see fleetmux doctor --help)\n", err)
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "fleetmux doctor: unexpected argument %q (see fleetmux doctor --help)\n", fs.Arg(0))
-		return 2
+	if rc := cli.ParseFlags(fs, args, doctorUsage, stdout, stderr); rc >= 0 {
+		return rc
 	}
 	if _, err := fleet.ParseSelection(*hosts); err != nil {
 		fmt.Fprintf(stderr, "fleetmux doctor: --hosts: %v\n", err)
@@ -127,11 +143,11 @@ func runDoctor(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	env := doctorEnv{getenv: os.Getenv, state: *state}
+	env := doctorEnv{getenv: os.Getenv, state: *state, opts: o}
 	env.home, _ = os.UserHomeDir()
 	env.cwd, _ = os.Getwd()
 
-	var checks []doctorCheck
+	var checks []Check
 	checks = append(checks, checkTmux(ctx, env)...)
 	checks = append(checks, checkStateFile(ctx, *state))
 	checks = append(checks, checkSSHAndHosts(ctx, *hosts, *sshConfig)...)
@@ -140,9 +156,9 @@ func runDoctor(args []string, stdout, stderr io.Writer) int {
 	failures, warnings := 0, 0
 	for _, c := range checks {
 		switch c.Status {
-		case statusFail:
+		case StatusFail:
 			failures++
-		case statusWarn:
+		case StatusWarn:
 			warnings++
 		}
 	}
@@ -151,20 +167,20 @@ func runDoctor(args []string, stdout, stderr io.Writer) int {
 		enc.SetIndent("", "  ")
 		enc.SetEscapeHTML(false)
 		_ = enc.Encode(struct {
-			Checks   []doctorCheck `json:"checks"`
-			OK       bool          `json:"ok"`
-			Warnings int           `json:"warnings"`
-			Failures int           `json:"failures"`
+			Checks   []Check `json:"checks"`
+			OK       bool    `json:"ok"`
+			Warnings int     `json:"warnings"`
+			Failures int     `json:"failures"`
 		}{checks, failures == 0, warnings, failures})
 	} else {
 		for _, c := range checks {
-			line := fmt.Sprintf("%-4s  %s: %s", c.Status, c.Check, oneLine(c.Detail))
+			line := fmt.Sprintf("%-4s  %s: %s", c.Status, c.Check, cli.OneLine(c.Detail))
 			if c.Fix != "" {
-				line += " -> fix: " + oneLine(c.Fix)
+				line += " -> fix: " + cli.OneLine(c.Fix)
 			}
 			fmt.Fprintln(stdout, line)
 		}
-		fmt.Fprintf(stdout, "\n%s: %d failed, %s.\n", countOf(len(checks), "check", "checks"), failures, countOf(warnings, "warning", "warnings"))
+		fmt.Fprintf(stdout, "\n%s: %d failed, %s.\n", cli.CountOf(len(checks), "check", "checks"), failures, cli.CountOf(warnings, "warning", "warnings"))
 	}
 	if failures > 0 {
 		return 1
@@ -186,48 +202,18 @@ func runQuiet(ctx context.Context, name string, args ...string) (string, string,
 	return out.String(), first, err
 }
 
-// minTmux is the oldest tmux the README supports (minTmuxName); fleetmux
-// refuses to start on an older one, doctor warns.
-var minTmux = [3]int{3, 2, 1} // 3.2a: the letter counts as a third number
-
-const minTmuxName = "3.2a"
-
-// tmuxVersionAtLeast compares a `tmux -V` version such as "3.3a" or
-// "next-3.4" with min; unknown forms count as new enough.
-func tmuxVersionAtLeast(v string, min [3]int) bool {
-	v = strings.TrimPrefix(v, "next-")
-	var got [3]int
-	num := strings.TrimRightFunc(v, func(r rune) bool { return r >= 'a' && r <= 'z' })
-	if letters := v[len(num):]; len(letters) == 1 {
-		got[2] = int(letters[0]-'a') + 1
-	}
-	major, minor, _ := strings.Cut(num, ".")
-	var err1, err2 error
-	got[0], err1 = strconv.Atoi(major)
-	got[1], err2 = strconv.Atoi(minor)
-	if err1 != nil || err2 != nil {
-		return true
-	}
-	for i := range got {
-		if got[i] != min[i] {
-			return got[i] > min[i]
-		}
-	}
-	return true
-}
-
 // checkTmux finds the tmux binary as serving does (LIBTMUX_TMUX_BIN, else
 // tmux on PATH), asks its version and whether a server runs on the socket
 // fleetmux would use.
-func checkTmux(ctx context.Context, env doctorEnv) []doctorCheck {
-	c := doctorCheck{Check: "tmux"}
+func checkTmux(ctx context.Context, env doctorEnv) []Check {
+	c := Check{Check: "tmux"}
 	bin, fromEnv := env.getenv("LIBTMUX_TMUX_BIN"), true
 	if bin == "" {
 		bin, fromEnv = "tmux", false
 	}
 	path, err := exec.LookPath(bin)
 	if err != nil {
-		c.Status = statusFail
+		c.Status = StatusFail
 		if fromEnv {
 			c.Detail = fmt.Sprintf("LIBTMUX_TMUX_BIN=%s: not an executable file", bin)
 			c.Fix = "point LIBTMUX_TMUX_BIN at the tmux binary (command -v tmux prints it), or unset it"
@@ -235,45 +221,46 @@ func checkTmux(ctx context.Context, env doctorEnv) []doctorCheck {
 			c.Detail = "tmux not found on PATH"
 			c.Fix = "install tmux 3.2a or newer (e.g. apt-get install tmux), or set LIBTMUX_TMUX_BIN to its path"
 		}
-		return []doctorCheck{c}
+		return []Check{c}
 	}
-	out, errLine, err := runQuiet(ctx, path, "-V")
+	vctx, cancel := context.WithTimeout(ctx, doctorCmdTimeout)
+	version, err := tmux.ProbeVersion(vctx, transport.NewLocal(), path)
+	cancel()
 	if err != nil {
-		c.Status, c.Detail = statusFail, fmt.Sprintf("%s -V failed: %v %s", path, err, errLine)
+		c.Status, c.Detail = StatusFail, fmt.Sprintf("%s -V failed: %s", path, probeFailure(err))
 		c.Fix = "reinstall tmux, or point LIBTMUX_TMUX_BIN at a working tmux"
-		return []doctorCheck{c}
+		return []Check{c}
 	}
-	version := tmux.ParseVersion([]byte(out))
-	c.Status, c.Detail = statusOK, fmt.Sprintf("%s, tmux %s", path, version)
+	c.Status, c.Detail = StatusOK, fmt.Sprintf("%s, tmux %s", path, version)
 	if fromEnv {
 		c.Detail += " (LIBTMUX_TMUX_BIN)"
 	}
-	if !tmuxVersionAtLeast(version, minTmux) {
-		c.Status = statusWarn
+	if !tmux.VersionAtLeast(version, tmux.MinVersion) {
+		c.Status = StatusWarn
 		c.Detail += ": older than 3.2a, which fleetmux needs"
 		c.Fix = "install tmux 3.2a or newer"
 	}
 	// Which path local tool calls take, and why.
 	_, how := tmux.NativeStatus(ctx, path, env.getenv)
 	c.Detail += "; local calls: " + how
-	checks := []doctorCheck{c}
+	checks := []Check{c}
 
 	// The server the tools reach by default.
-	srv := doctorCheck{Check: "tmux server", Status: statusOK}
-	args := []string{}
+	srv := Check{Check: "tmux server", Status: StatusOK}
+	sock := mcp.TmuxServer(nil, nil, true, env.getenv) // the tools' own socket rule
 	where := "the default socket"
-	switch sp, sn := env.getenv("LIBTMUX_SOCKET_PATH"), env.getenv("LIBTMUX_SOCKET"); {
-	case sp != "":
-		args, where = append(args, "-S", sp), "socket "+sp+" (LIBTMUX_SOCKET_PATH)"
-	case sn != "":
-		args, where = append(args, "-L", sn), "socket name "+sn+" (LIBTMUX_SOCKET)"
+	switch {
+	case sock.SocketPath != "": // tmux takes -S over -L
+		where = "socket " + sock.SocketPath + " (LIBTMUX_SOCKET_PATH)"
+	case sock.SocketName != "":
+		where = "socket name " + sock.SocketName + " (LIBTMUX_SOCKET)"
 	}
-	out, errLine, err = runQuiet(ctx, path, append(args, "list-sessions", "-F", "#{session_name}")...)
+	out, errLine, err := runQuiet(ctx, path, append(sock.Prefix()[1:], "list-sessions", "-F", "#{session_name}")...)
 	if err != nil {
 		srv.Detail = where + ": no server running (" + errLine + "); create_session starts one"
 	} else {
 		n := len(strings.Fields(out))
-		srv.Detail = where + ": " + countOf(n, "session", "sessions")
+		srv.Detail = where + ": " + cli.CountOf(n, "session", "sessions")
 	}
 	return append(checks, srv)
 }
@@ -281,13 +268,13 @@ func checkTmux(ctx context.Context, env doctorEnv) []doctorCheck {
 // checkStateFile inspects the state file without changing it: it is
 // opened read-only, which takes bbolt's shared lock for one short
 // transaction.
-func checkStateFile(ctx context.Context, flagPath string) doctorCheck {
-	c := doctorCheck{Check: "state file"}
+func checkStateFile(ctx context.Context, flagPath string) Check {
+	c := Check{Check: "state file"}
 	path := flagPath
 	if path == "" {
 		p, err := store.DefaultPath()
 		if err != nil {
-			c.Status, c.Detail = statusFail, err.Error()
+			c.Status, c.Detail = StatusFail, err.Error()
 			c.Fix = "set HOME, or pass --state FILE (FLEETMUX_STATE)"
 			return c
 		}
@@ -296,49 +283,60 @@ func checkStateFile(ctx context.Context, flagPath string) doctorCheck {
 	fi, err := os.Lstat(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		c.Status, c.Detail = statusOK, path+": not created yet; the first audited tool call creates it (mode 0600)"
+		c.Status, c.Detail = StatusOK, path+": not created yet; the first audited tool call creates it (mode 0600)"
 		if dirOK, why := creatableDir(filepath.Dir(path)); !dirOK {
-			c.Status, c.Detail = statusFail, path+": cannot be created: "+why
+			c.Status, c.Detail = StatusFail, path+": cannot be created: "+why
 			c.Fix = "make " + filepath.Dir(path) + " writable for you, or pass --state FILE"
 		}
 		return c
 	case err != nil:
-		c.Status, c.Detail, c.Fix = statusFail, err.Error(), "pass --state FILE with a path you can write"
+		c.Status, c.Detail, c.Fix = StatusFail, err.Error(), "pass --state FILE with a path you can write"
 		return c
 	}
 	detail := fmt.Sprintf("%s, mode %04o, %s", path, fi.Mode().Perm(), byteSize(fi.Size()))
-	st, err := store.OpenContext(ctx, path, store.Options{ReadOnly: true, LockTimeout: doctorLockTimeout})
+	st, err := store.OpenContext(ctx, path, store.Options{ReadOnly: true, LockTimeout: LockTimeout})
 	switch {
 	case err == nil:
-		c.Status = statusOK
+		c.Status = StatusOK
 		if seq, err := st.LastSeq(ctx); err == nil {
-			detail += ", " + countOf(int(seq), "audit record", "audit records") + " written"
+			detail += ", " + cli.CountOf(int(seq), "audit record", "audit records") + " written"
 		}
 	case errors.Is(err, store.ErrLocked):
-		c.Status, detail = statusWarn, fmt.Sprintf("%s: locked by another process for over %s", detail, doctorLockTimeout)
+		c.Status, detail = StatusWarn, fmt.Sprintf("%s: locked by another process for over %s", detail, LockTimeout)
 		c.Fix = "a fleetmux holds the lock unusually long; look for a hung fleetmux process (pgrep -a fleetmux)"
 	case errors.Is(err, store.ErrOldSchema):
-		c.Status, detail = statusOK, detail+": older schema, migrated by the next fleetmux that writes to it"
+		c.Status, detail = StatusOK, detail+": older schema, migrated by the next fleetmux that writes to it"
 	case errors.Is(err, store.ErrNewerSchema):
-		c.Status, detail = statusFail, detail+": written by a newer fleetmux"
+		c.Status, detail = StatusFail, detail+": written by a newer fleetmux"
 		c.Fix = "install the newer fleetmux, or pass --state FILE to use another file"
 	case errors.Is(err, store.ErrCorrupt), errors.Is(err, store.ErrForeign):
-		c.Status, detail = statusFail, detail+": "+err.Error()
+		c.Status, detail = StatusFail, detail+": "+err.Error()
 		c.Fix = "move it aside (mv " + path + " " + path + ".bad); fleetmux creates a new one"
 	case errors.Is(err, store.ErrUnsafePath):
-		c.Status, detail = statusFail, err.Error()
+		c.Status, detail = StatusFail, err.Error()
 		c.Fix = "give --state the path of a regular file you own"
 	default:
-		c.Status, detail = statusFail, detail+": "+err.Error()
+		c.Status, detail = StatusFail, detail+": "+err.Error()
 		c.Fix = "check the file's permissions, or pass --state FILE"
 	}
-	if c.Status == statusOK && fi.Mode().Perm() != 0o600 {
-		c.Status = statusWarn
+	if c.Status == StatusOK && fi.Mode().Perm() != 0o600 {
+		c.Status = StatusWarn
 		detail += ": readable by others"
 		c.Fix = "chmod 600 " + path + " (fleetmux also restricts it the next time it writes)"
 	}
 	c.Detail = detail
 	return c
+}
+
+// probeFailure says why `tmux -V` failed the way exec's error and the
+// first line of stderr would: "exit status 1 unknown option".
+func probeFailure(err error) string {
+	var ve *tmux.VersionError
+	if !errors.As(err, &ve) {
+		return err.Error()
+	}
+	first, _, _ := strings.Cut(strings.TrimSpace(ve.Stderr), "\n")
+	return fmt.Sprintf("exit status %d %s", ve.ExitCode, first)
 }
 
 // creatableDir reports whether a file could be created in dir: the
@@ -373,20 +371,20 @@ func byteSize(n int64) string {
 
 // checkSSHAndHosts checks the OpenSSH client, ssh -G and the hosts the
 // selection picks.
-func checkSSHAndHosts(ctx context.Context, patterns, sshConfig string) []doctorCheck {
+func checkSSHAndHosts(ctx context.Context, patterns, sshConfig string) []Check {
 	fleetMode := strings.Trim(patterns, " ,") != ""
-	c := doctorCheck{Check: "ssh"}
+	c := Check{Check: "ssh"}
 	path, err := exec.LookPath("ssh")
 	if err != nil {
 		c.Detail = "ssh not found on PATH"
 		c.Fix = "install the OpenSSH client (e.g. apt-get install openssh-client)"
-		c.Status = statusWarn
+		c.Status = StatusWarn
 		if fleetMode {
-			c.Status = statusFail
+			c.Status = StatusFail
 		} else {
 			c.Detail += "; local mode does not need it, fleet mode (--hosts) does"
 		}
-		return []doctorCheck{c}
+		return []Check{c}
 	}
 	_, version, _ := runQuiet(ctx, path, "-V") // ssh -V writes to stderr
 	version, _, _ = strings.Cut(version, ",")
@@ -395,36 +393,36 @@ func checkSSHAndHosts(ctx context.Context, patterns, sshConfig string) []doctorC
 		probe = append(probe, "-F", sshConfig)
 	}
 	if _, errLine, err := runQuiet(ctx, path, append(probe, "--", "fleetmux-doctor.invalid")...); err != nil {
-		c.Status, c.Detail = statusFail, fmt.Sprintf("%s (%s): ssh -G failed: %s", path, version, orText(errLine, err.Error()))
+		c.Status, c.Detail = StatusFail, fmt.Sprintf("%s (%s): ssh -G failed: %s", path, version, orText(errLine, err.Error()))
 		c.Fix = "fix the ssh_config error ssh -G reports (ssh -G HOST shows it)"
-		return []doctorCheck{c}
+		return []Check{c}
 	}
-	sel, inv, err := loadInventory(patterns, sshConfig)
+	sel, inv, err := cli.LoadInventory(patterns, sshConfig)
 	if err != nil {
-		c.Status, c.Detail = statusFail, fmt.Sprintf("%s (%s): %v", path, version, err)
+		c.Status, c.Detail = StatusFail, fmt.Sprintf("%s (%s): %v", path, version, err)
 		c.Fix = "fix the ssh_config named above, or pass --ssh-config FILE"
-		return []doctorCheck{c}
+		return []Check{c}
 	}
-	c.Status = statusOK
-	files := sshConfigsLookedAt(inv)
-	c.Detail = fmt.Sprintf("%s (%s), ssh -G works; %s in %s", path, version, countOf(len(inv.Aliases()), "Host alias", "Host aliases"), files)
+	c.Status = StatusOK
+	files := cli.SSHConfigsLookedAt(inv)
+	c.Detail = fmt.Sprintf("%s (%s), ssh -G works; %s in %s", path, version, cli.CountOf(len(inv.Aliases()), "Host alias", "Host aliases"), files)
 	if w := inv.Warnings(); len(w) > 0 {
-		c.Status = statusWarn
+		c.Status = StatusWarn
 		c.Detail += "; " + strings.Join(w, "; ")
 		c.Fix = "fix the ssh_config lines named above"
 	}
-	checks := []doctorCheck{c}
+	checks := []Check{c}
 	if !fleetMode {
-		return append(checks, doctorCheck{Check: "hosts", Status: statusOK, Detail: "none selected (local mode); pass --hosts PATTERNS to check hosts"})
+		return append(checks, Check{Check: "hosts", Status: StatusOK, Detail: "none selected (local mode); pass --hosts PATTERNS to check hosts"})
 	}
 	selected := inv.Select(sel)
 	if len(selected) == 0 {
-		return append(checks, doctorCheck{Check: "hosts", Status: statusFail,
+		return append(checks, Check{Check: "hosts", Status: StatusFail,
 			Detail: fmt.Sprintf("--hosts %q matches no Host alias of %s", patterns, files),
 			Fix:    "list the aliases with fleetmux hosts, and fix --hosts (FLEETMUX_HOSTS) or add Host entries"})
 	}
-	rows := make([]doctorCheck, len(selected))
-	forEachLimited(len(selected), 8, func(i int) {
+	rows := make([]Check, len(selected))
+	cli.ForEachLimited(len(selected), 8, func(i int) {
 		rows[i] = checkHost(ctx, inv, selected[i])
 	})
 	return append(checks, rows...)
@@ -441,10 +439,10 @@ func orText(s, alt string) string {
 // resolve (ssh -G), TCP connect, host key, authentication, remote tmux.
 // The host key is checked against known_hosts and never recorded: an
 // accept-new host whose key is unknown is reported, not trusted.
-func checkHost(ctx context.Context, inv *fleet.Inventory, alias string) doctorCheck {
-	c := doctorCheck{Check: "host " + alias}
-	fail := func(stage string, err error, fix string) doctorCheck {
-		c.Status, c.Detail, c.Fix = statusFail, stage+": "+err.Error(), fix
+func checkHost(ctx context.Context, inv *fleet.Inventory, alias string) Check {
+	c := Check{Check: "host " + alias}
+	fail := func(stage string, err error, fix string) Check {
+		c.Status, c.Detail, c.Fix = StatusFail, stage+": "+err.Error(), fix
 		return c
 	}
 	rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
@@ -490,7 +488,7 @@ func checkHost(ctx context.Context, inv *fleet.Inventory, alias string) doctorCh
 	conn.Close()
 	parts = append(parts, "resolved "+target)
 	if len(cfg.Jumps) > 0 {
-		parts = append(parts, "via "+countOf(len(cfg.Jumps), "ProxyJump hop", "ProxyJump hops"))
+		parts = append(parts, "via "+cli.CountOf(len(cfg.Jumps), "ProxyJump hop", "ProxyJump hops"))
 	}
 	parts = append(parts, "tcp ok")
 
@@ -502,7 +500,7 @@ func checkHost(ctx context.Context, inv *fleet.Inventory, alias string) doctorCh
 	if err := r.Connect(cctx); err != nil {
 		switch {
 		case errors.Is(err, transport.ErrHostKeyUnknown) && acceptNew:
-			c.Status, c.Fix = statusWarn, "connect once with ssh "+alias+" to record the key, or add it with ssh-keyscan after checking its fingerprint"
+			c.Status, c.Fix = StatusWarn, "connect once with ssh "+alias+" to record the key, or add it with ssh-keyscan after checking its fingerprint"
 			c.Detail = strings.Join(append(parts, "host key not in known_hosts yet: StrictHostKeyChecking accept-new records it on the first connection"), ", ")
 			return c
 		case errors.Is(err, transport.ErrHostKeyUnknown):
@@ -516,25 +514,20 @@ func checkHost(ctx context.Context, inv *fleet.Inventory, alias string) doctorCh
 	}
 	connect := time.Since(t0)
 	parts = append(parts, "host key verified", "auth ok")
-	out, err := r.Run(cctx, []string{"tmux", "-V"}, nil)
-	if err != nil {
-		if errors.Is(err, transport.ErrNotFound) {
-			return fail("remote tmux", errors.New(strings.Join(parts, ", ")+", but tmux is not on the host's PATH"), "install tmux 3.2a or newer on "+alias)
-		}
+	version, err := tmux.ProbeVersion(cctx, r, "")
+	if errors.Is(err, transport.ErrNotFound) {
+		return fail("remote tmux", errors.New(strings.Join(parts, ", ")+", but tmux is not on the host's PATH"), "install tmux 3.2a or newer on "+alias)
+	} else if err != nil {
 		return fail("remote tmux", err, "ssh "+alias+" tmux -V shows the problem")
 	}
-	if out.ExitCode != 0 {
-		return fail("remote tmux", fmt.Errorf("tmux -V: exit %d: %s", out.ExitCode, strings.TrimSpace(string(out.Stderr))), "ssh "+alias+" tmux -V shows the problem")
-	}
-	version := tmux.ParseVersion(out.Stdout)
 	rtt, err := r.Ping(cctx)
 	parts = append(parts, "tmux "+version, fmt.Sprintf("connect %s", connect.Round(time.Millisecond)))
 	if err == nil {
 		parts = append(parts, fmt.Sprintf("rtt %.1fms", float64(rtt.Microseconds())/1000))
 	}
-	c.Status, c.Detail = statusOK, strings.Join(parts, ", ")
-	if !tmuxVersionAtLeast(version, minTmux) {
-		c.Status, c.Fix = statusWarn, "install tmux 3.2a or newer on "+alias
+	c.Status, c.Detail = StatusOK, strings.Join(parts, ", ")
+	if !tmux.VersionAtLeast(version, tmux.MinVersion) {
+		c.Status, c.Fix = StatusWarn, "install tmux 3.2a or newer on "+alias
 		c.Detail += ": tmux older than 3.2a"
 	}
 	return c
