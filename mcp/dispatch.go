@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fleetmux/fleetmux/mcp/surface"
+	"github.com/fleetmux/fleetmux/mcp/tools"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -20,7 +21,7 @@ import (
 // conversion, audit, readonly retry, safety gate, validation, tool.
 func (s *Server) dispatch(ctx context.Context, req *sdk.CallToolRequest, name string, raw map[string]any, parent string) *sdk.CallToolResult {
 	start := time.Now()
-	ctx = withAuditNote(ctx) // the jobs the call starts, for its record
+	ctx = tools.WithAuditNote(ctx) // the jobs the call starts, for its record
 	t := s.byName[name]
 	host := s.auditHost(raw)
 	var (
@@ -34,7 +35,7 @@ func (s *Server) dispatch(ctx context.Context, req *sdk.CallToolRequest, name st
 	}
 	s.audit(ctx, req, name, host, raw, parent, start, err)
 	if err != nil {
-		info := describeError(err)
+		info := tools.DescribeError(err)
 		logged := firstLine(s.scrub(raw, info.Text))
 		if info.Expected {
 			s.log.Warn("Error in tools/call: "+info.Type+": "+logged, "tool", name)
@@ -84,7 +85,7 @@ func firstLine(s string) string {
 func (s *Server) invoke(ctx context.Context, req *sdk.CallToolRequest, t *tool, raw map[string]any, host, parent string) (*sdk.CallToolResult, error) {
 	retry := t.tier == TierReadonly && !t.spec.SelfBounded
 	out, err := s.attempt(ctx, req, t, raw, host, parent)
-	if err != nil && retry && isTransient(err) && ctx.Err() == nil {
+	if err != nil && retry && tools.IsTransient(err) && ctx.Err() == nil {
 		s.log.Warn("retrying readonly tool after transient tmux error", "logger", "libtmux_mcp.retry", "tool", t.spec.Name, "error", s.scrub(raw, err.Error()))
 		select {
 		case <-time.After(100 * time.Millisecond):
@@ -103,7 +104,7 @@ func (s *Server) invoke(ctx context.Context, req *sdk.CallToolRequest, t *tool, 
 func (s *Server) attempt(ctx context.Context, req *sdk.CallToolRequest, t *tool, raw map[string]any, host, parent string) (out any, err error) {
 	defer s.recoverTool(t, &out, &err)
 	if t.tier > s.opts.Settings.Safety {
-		return nil, refusedf("Tool '%s' is not available at the current safety level. Set LIBTMUX_SAFETY=destructive to enable destructive tools.", t.spec.Name)
+		return nil, tools.Refusedf("Tool '%s' is not available at the current safety level. Set LIBTMUX_SAFETY=destructive to enable destructive tools.", t.spec.Name)
 	}
 	var extra map[string]any
 	fleet := s.opts.Backend.Fleet()
@@ -135,9 +136,9 @@ func (s *Server) attempt(ctx context.Context, req *sdk.CallToolRequest, t *tool,
 		case surface.FanoutActions[t.spec.Name]:
 			return s.fanOutAction(ctx, req, t, args, hl)
 		case t.tier == TierDestructive:
-			return nil, refusedf("host %q: %s is destructive and never runs on several hosts at once; name one host", hl.label, t.spec.Name)
+			return nil, tools.Refusedf("host %q: %s is destructive and never runs on several hosts at once; name one host", hl.label, t.spec.Name)
 		}
-		return nil, expectedf("host %q: %s runs on one host; host patterns and lists are accepted by the listing tools (list_servers, list_sessions, list_windows, list_panes, search_panes, get_server_info) and by %s", hl.label, t.spec.Name, strings.Join(s.fanoutActionNames(), ", "))
+		return nil, tools.Expectedf("host %q: %s runs on one host; host patterns and lists are accepted by the listing tools (list_servers, list_sessions, list_windows, list_panes, search_panes, get_server_info) and by %s", hl.label, t.spec.Name, strings.Join(s.fanoutActionNames(), ", "))
 	}
 	hostArg := hl.hosts[0]
 	if err := s.hostGate(t, hostArg); err != nil {
@@ -156,7 +157,7 @@ func (s *Server) hostGate(t *tool, host string) error {
 		return &HostError{Host: host, Err: err}
 	}
 	if capTier, ok := s.opts.Backend.Cap(host); ok && t.tier > capTier {
-		return refusedf("Tool '%s' (tier %s) is not available on host '%s', which is capped at %s by --host-safety.", t.spec.Name, t.tier, host, capTier)
+		return tools.Refusedf("Tool '%s' (tier %s) is not available on host '%s', which is capped at %s by --host-safety.", t.spec.Name, t.tier, host, capTier)
 	}
 	return nil
 }
@@ -201,7 +202,7 @@ func (s *Server) fanOut(ctx context.Context, req *sdk.CallToolRequest, t *tool, 
 	outs := make([]any, 0, len(hosts))
 	for i, r := range results {
 		if r.err != nil {
-			failures = append(failures, fmt.Sprintf("%s: %s", hosts[i], describeError(r.err).Text))
+			failures = append(failures, fmt.Sprintf("%s: %s", hosts[i], tools.DescribeError(r.err).Text))
 			continue
 		}
 		outs = append(outs, r.out)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/fleetmux/fleetmux/fleet/vocab"
 	"github.com/fleetmux/fleetmux/mcp/surface"
+	"github.com/fleetmux/fleetmux/mcp/tools"
 )
 
 // Fan-out actions (fleet mode): a tool of surface.FanoutActions called with a host
@@ -112,7 +113,7 @@ func (s *Server) parseHosts(v any) (hostList, error) {
 		hl.label = strings.Join(h, ",")
 		entries = h
 	default:
-		return hl, expectedf("host must be a host alias, a glob, or a list of them")
+		return hl, tools.Expectedf("host must be a host alias, a glob, or a list of them")
 	}
 	hl.fanout = true
 	if n := len(hl.label); n > maxHostListBytes || len(entries) > maxHostListEntries {
@@ -123,7 +124,7 @@ func (s *Server) parseHosts(v any) (hostList, error) {
 	var firstErr error
 	for _, e := range entries {
 		if e == "" {
-			return hl, expectedf("host %q: an empty entry in the host list", shortLabel(hl.label))
+			return hl, tools.Expectedf("host %q: an empty entry in the host list", shortLabel(hl.label))
 		}
 		m, err := s.opts.Backend.Match(e)
 		if err == nil && !vocab.IsPattern(e) && !slices.Contains(m, e) {
@@ -234,7 +235,7 @@ func rolloutOf(args map[string]any) rollout {
 // timeout) and never holds up the others.
 func (s *Server) fanOutAction(ctx context.Context, req *sdk.CallToolRequest, t *tool, args map[string]any, hl hostList) (any, error) {
 	if ids := hostSpecificArgs(args); len(ids) > 0 {
-		return nil, expectedf("host %q: %s names an object on one host; on several hosts name the session (session_name) instead, or call one host at a time", hl.label, strings.Join(ids, ", "))
+		return nil, tools.Expectedf("host %q: %s names an object on one host; on several hosts name the session (session_name) instead, or call one host at a time", hl.label, strings.Join(ids, ", "))
 	}
 	ro := rolloutOf(args)
 	conc := s.opts.FanoutConcurrency
@@ -347,7 +348,7 @@ func (s *Server) runOnHost(ctx context.Context, req *sdk.CallToolRequest, t *too
 	for _, k := range []string{"serial", "max_failures", "host_timeout"} {
 		delete(a, k)
 	}
-	ctx = withAuditNote(ctx) // this host's jobs, for its own record
+	ctx = tools.WithAuditNote(ctx) // this host's jobs, for its own record
 	hctx := ctx
 	if timeout > 0 {
 		var cancel context.CancelFunc
@@ -361,13 +362,13 @@ func (s *Server) runOnHost(ctx context.Context, req *sdk.CallToolRequest, t *too
 	if err = s.hostGate(t, host); err == nil {
 		out, err = s.runGuarded(hctx, t, s.newCall(t, a, host, req, parent))
 		if err != nil && timeout > 0 && errors.Is(hctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
-			err = expectedf("host %q: no answer within host_timeout (%s s)", host, strconv.FormatFloat(timeout.Seconds(), 'f', -1, 64))
+			err = tools.Expectedf("host %q: no answer within host_timeout (%s s)", host, strconv.FormatFloat(timeout.Seconds(), 'f', -1, 64))
 		}
 	}
 	s.audit(ctx, req, t.spec.Name, host, a, parent, start, err)
 	o := HostOutcome{Host: host, Outcome: surface.OutcomeOK}
 	if err != nil {
-		info := describeError(err)
+		info := tools.DescribeError(err)
 		o.Outcome = surface.OutcomeError
 		if info.Refused {
 			o.Outcome = surface.OutcomeRefused
@@ -392,7 +393,7 @@ func (s *Server) runGuarded(ctx context.Context, t *tool, c *Call) (out any, err
 func (s *Server) recoverTool(t *tool, out *any, err *error) {
 	if r := recover(); r != nil {
 		s.log.Error("tool panicked", "tool", t.spec.Name, "panic", fmt.Sprint(r))
-		*out, *err = nil, unexpected("RuntimeError", fmt.Errorf("internal error in %s: %v", t.spec.Name, r))
+		*out, *err = nil, tools.Unexpected("RuntimeError", fmt.Errorf("internal error in %s: %v", t.spec.Name, r))
 	}
 }
 

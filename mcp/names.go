@@ -61,16 +61,6 @@ func SettingsFromEnv(getenv func(string) string) (Settings, error) {
 	return tools.SettingsFromEnv(getenv)
 }
 
-var (
-	expectedf     = tools.Expectedf
-	refusedf      = tools.Refusedf
-	unexpected    = tools.Unexpected
-	describeError = tools.DescribeError
-	isTransient   = tools.IsTransient
-	withAuditNote = tools.WithAuditNote
-	notedJobs     = tools.NotedJobs
-)
-
 // TmuxServer is the one rule for which tmux server a call reaches (see
 // tools.TmuxServer); fleetmux doctor uses it too.
 func TmuxServer(ex tmux.Executor, socketName *string, local bool, getenv func(string) string) *tmux.Server {

@@ -73,7 +73,7 @@ func buildResult(ts *surface.Tool, out any) (*sdk.CallToolResult, error) {
 // block (message, then the suggestion on its own line) and _meta with
 // error_type, expected and suggestion. No structuredContent.
 func errorResult(err error) *sdk.CallToolResult {
-	info := describeError(err)
+	info := tools.DescribeError(err)
 	text := info.Text
 	meta := sdk.Meta{"error_type": info.Type, "expected": info.Expected}
 	if info.Suggestion != "" {
