@@ -5,13 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"path"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/fleetmux/fleetmux/fleet/vocab"
 	"github.com/fleetmux/fleetmux/store"
 	"github.com/fleetmux/fleetmux/tmux"
 	"github.com/fleetmux/fleetmux/transport"
@@ -160,7 +160,7 @@ func (f *Fleet) IsLocal(host string) bool { return host == LocalHost && !f.opts.
 func (f *Fleet) Match(pattern string) ([]string, error) {
 	var out []string
 	for _, h := range f.Hosts() {
-		if ok, _ := path.Match(pattern, h); ok {
+		if vocab.MatchHost(pattern, h) {
 			out = append(out, h)
 		}
 	}

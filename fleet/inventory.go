@@ -7,6 +7,7 @@ package fleet
 import (
 	"errors"
 	"fmt"
+	"github.com/fleetmux/fleetmux/fleet/vocab"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -21,7 +22,7 @@ import (
 // LocalHost is the reserved host name of the machine fleetmux runs on. It
 // never comes from ssh_config: a Host alias named "local" is left out of
 // the inventory (see Inventory.Warnings).
-const LocalHost = "local"
+const LocalHost = vocab.LocalHost
 
 // Environment variables read by the command line for the inventory.
 const (

@@ -3,8 +3,9 @@ package fleet
 import (
 	"errors"
 	"fmt"
-	"path"
 	"strings"
+
+	"github.com/fleetmux/fleetmux/fleet/vocab"
 )
 
 // ErrBadSelection reports a malformed --hosts value.
@@ -42,7 +43,7 @@ func ParseSelection(patterns string) (Selection, error) {
 				return Selection{}, fmt.Errorf("%w %q: \"!\" must be followed by a pattern", ErrBadSelection, patterns)
 			}
 		}
-		if _, err := path.Match(p, ""); err != nil {
+		if err := vocab.ValidPattern(p); err != nil {
 			return Selection{}, fmt.Errorf("%w %q: pattern %q: %w", ErrBadSelection, patterns, p, err)
 		}
 		if neg {
@@ -64,12 +65,12 @@ func (s Selection) Match(alias string) bool {
 		return false
 	}
 	for _, p := range s.exclude {
-		if ok, _ := path.Match(p, alias); ok {
+		if vocab.MatchHost(p, alias) {
 			return false
 		}
 	}
 	for _, p := range s.include {
-		if ok, _ := path.Match(p, alias); ok {
+		if vocab.MatchHost(p, alias) {
 			return true
 		}
 	}
@@ -120,7 +121,7 @@ func ParseHostSafety(specs []string) (HostSafety, error) {
 			if pat == "" {
 				return HostSafety{}, fmt.Errorf("%w %q: empty host pattern", ErrBadHostSafety, one)
 			}
-			if _, err := path.Match(pat, ""); err != nil {
+			if err := vocab.ValidPattern(pat); err != nil {
 				return HostSafety{}, fmt.Errorf("%w %q: pattern %q: %w", ErrBadHostSafety, one, pat, err)
 			}
 			switch tier {
@@ -150,7 +151,7 @@ func tierRank(tier string) int {
 // order of the rules does not matter); ok is false when none matches.
 func (h HostSafety) Cap(alias string) (tier string, ok bool) {
 	for _, r := range h.rules {
-		if m, _ := path.Match(r.pattern, alias); m {
+		if vocab.MatchHost(r.pattern, alias) {
 			if !ok || tierRank(r.tier) < tierRank(tier) {
 				tier = r.tier
 			}
@@ -169,7 +170,7 @@ func (h HostSafety) Shadowed(aliases []string) []string {
 	for i, r := range h.rules {
 		matched, effective := false, false
 		for _, a := range aliases {
-			if m, _ := path.Match(r.pattern, a); !m {
+			if !vocab.MatchHost(r.pattern, a) {
 				continue
 			}
 			matched = true
@@ -195,7 +196,7 @@ func (h HostSafety) lowerBefore(i int, alias string) bool {
 		if j == i {
 			continue
 		}
-		if m, _ := path.Match(r.pattern, alias); m {
+		if vocab.MatchHost(r.pattern, alias) {
 			if tierRank(r.tier) < tierRank(h.rules[i].tier) || (tierRank(r.tier) == tierRank(h.rules[i].tier) && j < i) {
 				return true
 			}

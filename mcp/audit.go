@@ -6,6 +6,8 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/fleetmux/fleetmux/mcp/tools"
 )
 
 // audit records one call before its result is returned. Failures to
@@ -20,7 +22,7 @@ func (s *Server) audit(ctx context.Context, req *sdk.CallToolRequest, tool, host
 		Outcome:   "ok",
 		Duration:  dur,
 		Parent:    parent,
-		Job:       notedJobs(ctx),
+		Job:       tools.NotedJobs(ctx),
 	}
 	ev.Client, ev.ClientVersion = clientInfo(req)
 	if req != nil && req.Session != nil {
@@ -30,7 +32,7 @@ func (s *Server) audit(ctx context.Context, req *sdk.CallToolRequest, tool, host
 		ev.Args = b
 	}
 	if err != nil {
-		info := describeError(err)
+		info := tools.DescribeError(err)
 		ev.Outcome = "error"
 		if info.Refused {
 			ev.Outcome = "refused"

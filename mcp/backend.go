@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/fleetmux/fleetmux/fleet/vocab"
 	"github.com/fleetmux/fleetmux/transport"
 )
 
@@ -22,7 +23,7 @@ func (b *localBackend) Runner(ctx context.Context, host string) (transport.Runne
 }
 func (b *localBackend) Fleet() bool { return false }
 func (b *localBackend) Match(p string) ([]string, error) {
-	if matchHost(p, LocalHost) {
+	if vocab.MatchHost(p, LocalHost) {
 		return []string{LocalHost}, nil
 	}
 	return nil, fmt.Errorf("no selected host matches %q", p)

@@ -3,9 +3,9 @@ package mcp
 import (
 	"context"
 	"fmt"
-	"path"
 	"sort"
 
+	"github.com/fleetmux/fleetmux/fleet/vocab"
 	"github.com/fleetmux/fleetmux/transport"
 )
 
@@ -44,7 +44,7 @@ func (b *staticBackend) Fleet() bool {
 func (b *staticBackend) Match(p string) ([]string, error) {
 	var out []string
 	for _, h := range b.names {
-		if ok, _ := path.Match(p, h); ok {
+		if vocab.MatchHost(p, h) {
 			out = append(out, h)
 		}
 	}

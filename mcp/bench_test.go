@@ -8,6 +8,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/fleetmux/fleetmux/mcp/pyfmt"
+	"github.com/fleetmux/fleetmux/mcp/surface"
 	"github.com/fleetmux/fleetmux/tmux/tmuxtest"
 )
 
@@ -78,7 +79,7 @@ func BenchmarkGroupedText(b *testing.B) {
 	separate := 0
 	for i := range outs {
 		r := RunCommandResult{PaneID: fmt.Sprintf("%%%d", i), ExitStatus: &status, Output: []string{"Already up to date.", "ok   github.com/x/y 0.4s", "PASS"}, ElapsedSeconds: 1.234, EffectiveTimeout: 60}
-		outs[i] = HostOutcome{Host: fmt.Sprintf("dev-%02d", i+1), Outcome: outcomeOK, Result: r}
+		outs[i] = HostOutcome{Host: fmt.Sprintf("dev-%02d", i+1), Outcome: surface.OutcomeOK, Result: r}
 		separate += len(pyfmt.Compact(r))
 	}
 	var text string

@@ -2,16 +2,18 @@ package mcp
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"path"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/fleetmux/fleetmux/mcp/pyfmt"
+	"github.com/fleetmux/fleetmux/mcp/surface"
+	"github.com/fleetmux/fleetmux/mcp/tools"
+
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/fleetmux/fleetmux/mcp/pyfmt"
 )
 
 // dispatch runs one tools/call (or a nested batch call) through the
@@ -19,7 +21,7 @@ import (
 // conversion, audit, readonly retry, safety gate, validation, tool.
 func (s *Server) dispatch(ctx context.Context, req *sdk.CallToolRequest, name string, raw map[string]any, parent string) *sdk.CallToolResult {
 	start := time.Now()
-	ctx = withAuditNote(ctx) // the jobs the call starts, for its record
+	ctx = tools.WithAuditNote(ctx) // the jobs the call starts, for its record
 	t := s.byName[name]
 	host := s.auditHost(raw)
 	var (
@@ -33,7 +35,7 @@ func (s *Server) dispatch(ctx context.Context, req *sdk.CallToolRequest, name st
 	}
 	s.audit(ctx, req, name, host, raw, parent, start, err)
 	if err != nil {
-		info := describeError(err)
+		info := tools.DescribeError(err)
 		logged := firstLine(s.scrub(raw, info.Text))
 		if info.Expected {
 			s.log.Warn("Error in tools/call: "+info.Type+": "+logged, "tool", name)
@@ -44,7 +46,7 @@ func (s *Server) dispatch(ctx context.Context, req *sdk.CallToolRequest, name st
 	}
 	// display_message is limited too (a divergence): a short format can
 	// still expand to a large text through long variable values.
-	if t != nil && (t.spec.ResponseLimited || t.def.limited) {
+	if t != nil && (t.spec.ResponseLimited || t.def.Limited) {
 		res = limitResponse(res, responseLimitBytes)
 	}
 	return res
@@ -83,7 +85,7 @@ func firstLine(s string) string {
 func (s *Server) invoke(ctx context.Context, req *sdk.CallToolRequest, t *tool, raw map[string]any, host, parent string) (*sdk.CallToolResult, error) {
 	retry := t.tier == TierReadonly && !t.spec.SelfBounded
 	out, err := s.attempt(ctx, req, t, raw, host, parent)
-	if err != nil && retry && isTransient(err) && ctx.Err() == nil {
+	if err != nil && retry && tools.IsTransient(err) && ctx.Err() == nil {
 		s.log.Warn("retrying readonly tool after transient tmux error", "logger", "libtmux_mcp.retry", "tool", t.spec.Name, "error", s.scrub(raw, err.Error()))
 		select {
 		case <-time.After(100 * time.Millisecond):
@@ -102,17 +104,17 @@ func (s *Server) invoke(ctx context.Context, req *sdk.CallToolRequest, t *tool, 
 func (s *Server) attempt(ctx context.Context, req *sdk.CallToolRequest, t *tool, raw map[string]any, host, parent string) (out any, err error) {
 	defer s.recoverTool(t, &out, &err)
 	if t.tier > s.opts.Settings.Safety {
-		return nil, refusedf("Tool '%s' is not available at the current safety level. Set LIBTMUX_SAFETY=destructive to enable destructive tools.", t.spec.Name)
+		return nil, tools.Refusedf("Tool '%s' is not available at the current safety level. Set LIBTMUX_SAFETY=destructive to enable destructive tools.", t.spec.Name)
 	}
 	var extra map[string]any
 	fleet := s.opts.Backend.Fleet()
 	if fleet && !t.spec.NoHostParam {
 		extra = map[string]any{"host": LocalHost}
-		if fanoutActions[t.spec.Name] {
+		if surface.FanoutActions[t.spec.Name] {
 			extra["serial"], extra["max_failures"], extra["host_timeout"] = nil, nil, nil
 		}
 	}
-	args, err := validateArgs(t.spec, raw, t.defaults(s.opts.Settings), extra)
+	args, err := surface.Validate(t.spec, raw, t.defaults(s.opts.Settings), extra)
 	if err != nil {
 		var ve *ValidationError
 		if errors.As(err, &ve) {
@@ -121,7 +123,7 @@ func (s *Server) attempt(ctx context.Context, req *sdk.CallToolRequest, t *tool,
 		return nil, err
 	}
 	if !fleet || t.spec.NoHostParam {
-		return t.run(ctx, &Call{s: s, tool: t, Args: args, Host: LocalHost, req: req, parent: parent})
+		return t.run(ctx, s.newCall(t, args, LocalHost, req, parent))
 	}
 	hl, err := s.parseHosts(args["host"])
 	if err != nil {
@@ -131,18 +133,18 @@ func (s *Server) attempt(ctx context.Context, req *sdk.CallToolRequest, t *tool,
 		switch {
 		case t.fanout():
 			return s.fanOut(ctx, req, t, args, hl, parent)
-		case fanoutActions[t.spec.Name]:
+		case surface.FanoutActions[t.spec.Name]:
 			return s.fanOutAction(ctx, req, t, args, hl)
 		case t.tier == TierDestructive:
-			return nil, refusedf("host %q: %s is destructive and never runs on several hosts at once; name one host", hl.label, t.spec.Name)
+			return nil, tools.Refusedf("host %q: %s is destructive and never runs on several hosts at once; name one host", hl.label, t.spec.Name)
 		}
-		return nil, expectedf("host %q: %s runs on one host; host patterns and lists are accepted by the listing tools (list_servers, list_sessions, list_windows, list_panes, search_panes, get_server_info) and by %s", hl.label, t.spec.Name, strings.Join(s.fanoutActionNames(), ", "))
+		return nil, tools.Expectedf("host %q: %s runs on one host; host patterns and lists are accepted by the listing tools (list_servers, list_sessions, list_windows, list_panes, search_panes, get_server_info) and by %s", hl.label, t.spec.Name, strings.Join(s.fanoutActionNames(), ", "))
 	}
 	hostArg := hl.hosts[0]
 	if err := s.hostGate(t, hostArg); err != nil {
 		return nil, err
 	}
-	return t.run(ctx, &Call{s: s, tool: t, Args: args, Host: hostArg, req: req, parent: parent})
+	return t.run(ctx, s.newCall(t, args, hostArg, req, parent))
 }
 
 // hostGate refuses a host outside the selection or a tool above the
@@ -155,12 +157,10 @@ func (s *Server) hostGate(t *tool, host string) error {
 		return &HostError{Host: host, Err: err}
 	}
 	if capTier, ok := s.opts.Backend.Cap(host); ok && t.tier > capTier {
-		return refusedf("Tool '%s' (tier %s) is not available on host '%s', which is capped at %s by --host-safety.", t.spec.Name, t.tier, host, capTier)
+		return tools.Refusedf("Tool '%s' (tier %s) is not available on host '%s', which is capped at %s by --host-safety.", t.spec.Name, t.tier, host, capTier)
 	}
 	return nil
 }
-
-func isGlob(h string) bool { return strings.ContainsAny(h, "*?[") }
 
 // fanOut runs a listing tool on every matching host concurrently and
 // merges the results. Hosts that fail are reported, not fatal.
@@ -192,7 +192,7 @@ func (s *Server) fanOut(ctx context.Context, req *sdk.CallToolRequest, t *tool, 
 				a[k] = v
 			}
 			a["host"] = h
-			c := &Call{s: s, tool: t, Args: a, Host: h, req: req, parent: parent}
+			c := s.newCall(t, a, h, req, parent)
 			out, err := s.runGuarded(ctx, t, c)
 			results[i] = res{out, err}
 		}()
@@ -202,7 +202,7 @@ func (s *Server) fanOut(ctx context.Context, req *sdk.CallToolRequest, t *tool, 
 	outs := make([]any, 0, len(hosts))
 	for i, r := range results {
 		if r.err != nil {
-			failures = append(failures, fmt.Sprintf("%s: %s", hosts[i], describeError(r.err).Text))
+			failures = append(failures, fmt.Sprintf("%s: %s", hosts[i], tools.DescribeError(r.err).Text))
 			continue
 		}
 		outs = append(outs, r.out)
@@ -210,7 +210,7 @@ func (s *Server) fanOut(ctx context.Context, req *sdk.CallToolRequest, t *tool, 
 	if failures == nil {
 		failures = []string{}
 	}
-	merged, err := t.def.merge(outs)
+	merged, err := t.def.Merge(outs)
 	if err != nil {
 		return nil, err
 	}
@@ -222,63 +222,6 @@ func (s *Server) fanOut(ctx context.Context, req *sdk.CallToolRequest, t *tool, 
 type fanoutResult struct {
 	value    any
 	failures []string
-}
-
-// mergeSearch merges search_panes results: all matches, counts added.
-func mergeSearch(outs []any) (any, error) {
-	merged := SearchPanesResult{Matches: []PaneContentMatch{}, TruncatedPanes: []string{}}
-	for _, o := range outs {
-		r, ok := o.(SearchPanesResult)
-		if !ok {
-			continue
-		}
-		merged.Matches = append(merged.Matches, r.Matches...)
-		merged.TruncatedPanes = append(merged.TruncatedPanes, r.TruncatedPanes...)
-		merged.TotalPanesMatched += r.TotalPanesMatched
-		merged.Truncated = merged.Truncated || r.Truncated
-		merged.Offset, merged.Limit = r.Offset, r.Limit
-	}
-	return merged, nil
-}
-
-// mergeServerInfo merges get_server_info results into one aggregate
-// (host "*") listing each host's info.
-func mergeServerInfo(outs []any) (any, error) {
-	star := "*"
-	agg := ServerInfo{Host: &star, Servers: []ServerInfo{}}
-	for _, o := range outs {
-		si, ok := o.(ServerInfo)
-		if !ok {
-			continue
-		}
-		agg.Servers = append(agg.Servers, si)
-		agg.IsAlive = agg.IsAlive || si.IsAlive
-		agg.SessionCount += si.SessionCount
-		agg.SocketName, agg.SocketPath = si.SocketName, si.SocketPath
-	}
-	return agg, nil
-}
-
-// mergeLists concatenates list results in host order.
-func mergeLists(outs []any) (any, error) {
-	var merged []any
-	for _, o := range outs {
-		b, err := json.Marshal(o)
-		if err != nil {
-			return nil, err
-		}
-		var items []json.RawMessage
-		if err := json.Unmarshal(b, &items); err != nil {
-			return nil, err
-		}
-		for _, it := range items {
-			merged = append(merged, it)
-		}
-	}
-	if merged == nil {
-		merged = []any{}
-	}
-	return merged, nil
 }
 
 // withSuggestion adds the unknown-argument hint to a validation failure.
@@ -298,7 +241,7 @@ func (s *Server) withSuggestion(req *sdk.CallToolRequest, ve *ValidationError) e
 			break
 		}
 	}
-	return &ToolError{Msg: ve.Error(), Suggestion: sugg, Expected: true, Class: "ValidationError", cause: ve}
+	return &ToolError{Msg: ve.Error(), Suggestion: sugg, Expected: true, Class: "ValidationError", Cause: ve}
 }
 
 func clientLabel(req *sdk.CallToolRequest) string {
@@ -322,10 +265,4 @@ func clientInfo(req *sdk.CallToolRequest) (string, string) {
 		return "", ""
 	}
 	return ci.Name, ci.Version
-}
-
-// matchHost reports whether host matches a glob pattern.
-func matchHost(pattern, host string) bool {
-	ok, _ := path.Match(pattern, host)
-	return ok
 }

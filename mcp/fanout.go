@@ -14,28 +14,24 @@ import (
 	"unicode/utf8"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/fleetmux/fleetmux/fleet/vocab"
+	"github.com/fleetmux/fleetmux/mcp/surface"
+	"github.com/fleetmux/fleetmux/mcp/tools"
 )
 
-// Fan-out actions (fleet mode): a tool of fanoutActions called with a host
+// Fan-out actions (fleet mode): a tool of surface.FanoutActions called with a host
 // pattern or list runs on every named host, in waves of `serial` hosts
 // (default: all at once, at most Options.FanoutConcurrency at a time),
 // stops starting hosts after `max_failures` failures, bounds each host by
 // `host_timeout`, and answers every host's outcome, its text grouping the
 // hosts whose outcome reads the same.
 
-// fanoutActions are the tools that act on several hosts in one call.
-// Destructive tools never do.
-var fanoutActions = map[string]bool{
-	"run_command": true, "send_keys": true, "send_keys_batch": true,
-	"create_session": true, "create_window": true, "set_environment": true,
-	"set_option": true, "wait_for_text": true,
-}
-
-// fanoutActionNames lists fanoutActions in the tool table's order.
+// fanoutActionNames lists surface.FanoutActions in the tool table's order.
 func (s *Server) fanoutActionNames() []string {
 	var names []string
 	for _, t := range s.tools {
-		if fanoutActions[t.spec.Name] {
+		if surface.FanoutActions[t.spec.Name] {
 			names = append(names, t.spec.Name)
 		}
 	}
@@ -45,14 +41,6 @@ func (s *Server) fanoutActionNames() []string {
 // DefaultFanoutConcurrency is how many hosts a fan-out call works on at
 // once unless Options.FanoutConcurrency says otherwise.
 const DefaultFanoutConcurrency = 32
-
-// Outcomes of one host in a fan-out action.
-const (
-	outcomeOK      = "ok"
-	outcomeError   = "error"
-	outcomeRefused = "refused"
-	outcomeSkipped = "skipped"
-)
 
 // HostOutcome is one host's share of a fan-out action's result.
 type HostOutcome struct {
@@ -114,7 +102,7 @@ func (s *Server) parseHosts(v any) (hostList, error) {
 	switch h := v.(type) {
 	case string:
 		hl.label = h
-		if !strings.Contains(h, ",") && !isGlob(h) {
+		if !strings.Contains(h, ",") && !vocab.IsPattern(h) {
 			return hostList{hosts: []string{h}, label: h}, nil
 		}
 		entries = strings.Split(h, ",")
@@ -125,21 +113,21 @@ func (s *Server) parseHosts(v any) (hostList, error) {
 		hl.label = strings.Join(h, ",")
 		entries = h
 	default:
-		return hl, expectedf("host must be a host alias, a glob, or a list of them")
+		return hl, tools.Expectedf("host must be a host alias, a glob, or a list of them")
 	}
 	hl.fanout = true
 	if n := len(hl.label); n > maxHostListBytes || len(entries) > maxHostListEntries {
-		return hl, &ToolError{Msg: fmt.Sprintf("host list of %d entries (%d bytes) refused: at most %d entries and %d bytes; name groups of hosts with a glob (\"dev-*\") instead", len(entries), n, maxHostListEntries, maxHostListBytes), Expected: true, cause: ErrHostList}
+		return hl, &ToolError{Msg: fmt.Sprintf("host list of %d entries (%d bytes) refused: at most %d entries and %d bytes; name groups of hosts with a glob (\"dev-*\") instead", len(entries), n, maxHostListEntries, maxHostListBytes), Expected: true, Cause: ErrHostList}
 	}
 	seen := map[string]bool{}
 	var unknown []string
 	var firstErr error
 	for _, e := range entries {
 		if e == "" {
-			return hl, expectedf("host %q: an empty entry in the host list", shortLabel(hl.label))
+			return hl, tools.Expectedf("host %q: an empty entry in the host list", shortLabel(hl.label))
 		}
 		m, err := s.opts.Backend.Match(e)
-		if err == nil && !isGlob(e) && !slices.Contains(m, e) {
+		if err == nil && !vocab.IsPattern(e) && !slices.Contains(m, e) {
 			err = fmt.Errorf("not a selected host (enable it with --hosts)")
 		}
 		if err != nil {
@@ -150,7 +138,7 @@ func (s *Server) parseHosts(v any) (hostList, error) {
 			continue
 		}
 		names := m
-		if !isGlob(e) {
+		if !vocab.IsPattern(e) {
 			names = []string{e}
 		}
 		for _, n := range names {
@@ -173,7 +161,7 @@ func (s *Server) parseHosts(v any) (hostList, error) {
 		if n := len(unknown) - len(shown); n > 0 {
 			more = fmt.Sprintf(" and %d more", n)
 		}
-		return hl, &ToolError{Msg: fmt.Sprintf("host list refused: %d entries name no selected host (%s%s); nothing ran. Enable hosts with --hosts, or check the names with list_hosts", len(unknown), strings.Join(quoted, ", "), more), Expected: true, cause: ErrHostList}
+		return hl, &ToolError{Msg: fmt.Sprintf("host list refused: %d entries name no selected host (%s%s); nothing ran. Enable hosts with --hosts, or check the names with list_hosts", len(unknown), strings.Join(quoted, ", "), more), Expected: true, Cause: ErrHostList}
 	}
 	return hl, nil
 }
@@ -247,7 +235,7 @@ func rolloutOf(args map[string]any) rollout {
 // timeout) and never holds up the others.
 func (s *Server) fanOutAction(ctx context.Context, req *sdk.CallToolRequest, t *tool, args map[string]any, hl hostList) (any, error) {
 	if ids := hostSpecificArgs(args); len(ids) > 0 {
-		return nil, expectedf("host %q: %s names an object on one host; on several hosts name the session (session_name) instead, or call one host at a time", hl.label, strings.Join(ids, ", "))
+		return nil, tools.Expectedf("host %q: %s names an object on one host; on several hosts name the session (session_name) instead, or call one host at a time", hl.label, strings.Join(ids, ", "))
 	}
 	ro := rolloutOf(args)
 	conc := s.opts.FanoutConcurrency
@@ -265,7 +253,7 @@ func (s *Server) fanOutAction(ctx context.Context, req *sdk.CallToolRequest, t *
 	index := make(map[string]int, len(hl.hosts))
 	for i, h := range hl.hosts {
 		index[h] = i
-		outcomes[i] = HostOutcome{Host: h, Outcome: outcomeSkipped}
+		outcomes[i] = HostOutcome{Host: h, Outcome: surface.OutcomeSkipped}
 	}
 	var (
 		mu       sync.Mutex
@@ -300,7 +288,7 @@ func (s *Server) fanOutAction(ctx context.Context, req *sdk.CallToolRequest, t *
 				o := s.runOnHost(ctx, req, t, args, h, ro.hostTimeout, parent)
 				mu.Lock()
 				outcomes[index[h]] = o
-				if o.Outcome != outcomeOK {
+				if o.Outcome != surface.OutcomeOK {
 					failures++
 				}
 				done++
@@ -321,11 +309,11 @@ func (s *Server) fanOutAction(ctx context.Context, req *sdk.CallToolRequest, t *
 	for _, o := range outcomes {
 		res.summary.Hosts++
 		switch o.Outcome {
-		case outcomeOK:
+		case surface.OutcomeOK:
 			res.summary.OK++
-		case outcomeError:
+		case surface.OutcomeError:
 			res.summary.Error++
-		case outcomeRefused:
+		case surface.OutcomeRefused:
 			res.summary.Refused++
 		default:
 			res.summary.Skipped++
@@ -360,7 +348,7 @@ func (s *Server) runOnHost(ctx context.Context, req *sdk.CallToolRequest, t *too
 	for _, k := range []string{"serial", "max_failures", "host_timeout"} {
 		delete(a, k)
 	}
-	ctx = withAuditNote(ctx) // this host's jobs, for its own record
+	ctx = tools.WithAuditNote(ctx) // this host's jobs, for its own record
 	hctx := ctx
 	if timeout > 0 {
 		var cancel context.CancelFunc
@@ -372,18 +360,18 @@ func (s *Server) runOnHost(ctx context.Context, req *sdk.CallToolRequest, t *too
 		err error
 	)
 	if err = s.hostGate(t, host); err == nil {
-		out, err = s.runGuarded(hctx, t, &Call{s: s, tool: t, Args: a, Host: host, req: req, parent: parent})
+		out, err = s.runGuarded(hctx, t, s.newCall(t, a, host, req, parent))
 		if err != nil && timeout > 0 && errors.Is(hctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
-			err = expectedf("host %q: no answer within host_timeout (%s s)", host, strconv.FormatFloat(timeout.Seconds(), 'f', -1, 64))
+			err = tools.Expectedf("host %q: no answer within host_timeout (%s s)", host, strconv.FormatFloat(timeout.Seconds(), 'f', -1, 64))
 		}
 	}
 	s.audit(ctx, req, t.spec.Name, host, a, parent, start, err)
-	o := HostOutcome{Host: host, Outcome: outcomeOK}
+	o := HostOutcome{Host: host, Outcome: surface.OutcomeOK}
 	if err != nil {
-		info := describeError(err)
-		o.Outcome = outcomeError
+		info := tools.DescribeError(err)
+		o.Outcome = surface.OutcomeError
 		if info.Refused {
-			o.Outcome = outcomeRefused
+			o.Outcome = surface.OutcomeRefused
 		}
 		text, typ := info.Text, info.Type
 		o.Error, o.ErrorType = &text, &typ
@@ -405,7 +393,7 @@ func (s *Server) runGuarded(ctx context.Context, t *tool, c *Call) (out any, err
 func (s *Server) recoverTool(t *tool, out *any, err *error) {
 	if r := recover(); r != nil {
 		s.log.Error("tool panicked", "tool", t.spec.Name, "panic", fmt.Sprint(r))
-		*out, *err = nil, unexpected("RuntimeError", fmt.Errorf("internal error in %s: %v", t.spec.Name, r))
+		*out, *err = nil, tools.Unexpected("RuntimeError", fmt.Errorf("internal error in %s: %v", t.spec.Name, r))
 	}
 }
 

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/fleetmux/fleetmux/mcp/surface"
 )
 
 // The grouped text of a fan-out action: hosts whose outcome reads the
@@ -12,7 +14,7 @@ import (
 // printed and how it ended, never what differs between any two real
 // hosts (prompts, user@hostname, echoed input, tmux ids, job ids,
 // timings): run_command groups on the rows between its wrapper's echo
-// and the next prompt (RunCommandResult.printed). The largest group
+// and the next prompt (RunCommandResult.Printed). The largest group
 // comes first with its output in full; each outlier then shows how its
 // output differs from it, bounded, so that hundreds of hosts with a few
 // distinct answers read in a few kilobytes.
@@ -41,7 +43,7 @@ func groupedText(tool string, outs []HostOutcome, sum FanoutSummary) string {
 	printed := false
 	for _, o := range outs {
 		head, body, alone := outcomeText(tool, o)
-		if r, ok := o.Result.(RunCommandResult); ok && r.printed != nil {
+		if r, ok := o.Result.(RunCommandResult); ok && r.Printed() != nil {
 			printed = true
 		}
 		key := head + "\x00" + strings.Join(body, "\n")
@@ -135,9 +137,9 @@ func truncateUTF8(s string, n int) string {
 // the host is alone in its group (an error that names it).
 func outcomeText(tool string, o HostOutcome) (head string, body []string, alone string) {
 	switch o.Outcome {
-	case outcomeSkipped:
+	case surface.OutcomeSkipped:
 		return "skipped (not started: max_failures reached)", nil, ""
-	case outcomeError, outcomeRefused:
+	case surface.OutcomeError, surface.OutcomeRefused:
 		text := firstLine(deref(o.Error))
 		// An error naming its host reads the same on every host.
 		generic := text
@@ -163,7 +165,7 @@ func outcomeText(tool string, o HostOutcome) (head string, body []string, alone 
 		if r.ExitStatus != nil {
 			head = "exit " + strconv.Itoa(*r.ExitStatus)
 		}
-		lines := r.printed
+		lines := r.Printed()
 		if lines == nil {
 			lines = r.Output
 			// The shell's prompt after the command is on screen or not

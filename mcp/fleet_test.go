@@ -11,6 +11,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/fleetmux/fleetmux/mcp/tools"
 	"github.com/fleetmux/fleetmux/tmux/tmuxtest"
 	"github.com/fleetmux/fleetmux/transport"
 )
@@ -168,7 +169,7 @@ func TestFleetRoutingAndFanout(t *testing.T) {
 
 func TestFleetServerInfoFanout(t *testing.T) {
 	e, _ := newFleetEnv(t)
-	var info ServerInfo
+	var info tools.ServerInfo
 	e.ok("get_server_info", map[string]any{"host": "dev-*"}, &info)
 	if len(info.Servers) != 2 || !info.IsAlive || info.SessionCount != 2 || *info.Host != "*" {
 		t.Fatalf("aggregate %+v", info)

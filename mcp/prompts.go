@@ -6,9 +6,12 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/fleetmux/fleetmux/mcp/pyfmt"
+	"github.com/fleetmux/fleetmux/mcp/surface"
+
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/fleetmux/fleetmux/mcp/pyfmt"
 )
 
 // Prompts: four workflow recipes rendered as a
@@ -66,8 +69,8 @@ func promptNames() []string {
 	return names
 }
 
-func promptSpecByName(name string) promptSpec {
-	for _, p := range spec.Prompts {
+func promptSpecByName(name string) surface.Prompt {
+	for _, p := range surface.Spec.Prompts {
 		if p.Name == name {
 			return p
 		}
@@ -77,7 +80,7 @@ func promptSpecByName(name string) promptSpec {
 
 // promptHandler checks and converts the string arguments, applies
 // defaults and renders the recipe.
-func promptHandler(pd promptDef, ps promptSpec) sdk.PromptHandler {
+func promptHandler(pd promptDef, ps surface.Prompt) sdk.PromptHandler {
 	return func(ctx context.Context, req *sdk.GetPromptRequest) (*sdk.GetPromptResult, error) {
 		given := map[string]string{}
 		if req.Params != nil {

@@ -10,9 +10,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fleetmux/fleetmux/mcp/pyfmt"
+	"github.com/fleetmux/fleetmux/mcp/surface"
+
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/fleetmux/fleetmux/mcp/pyfmt"
 )
 
 func (e *testEnv) prompt(name string, args map[string]string) string {
@@ -210,7 +213,7 @@ func TestPromptOtherRecipes(t *testing.T) {
 func TestPromptToolCallsUseRealParameters(t *testing.T) {
 	e := newEnv(t)
 	params := map[string]map[string]bool{}
-	for _, ts := range spec.Tools {
+	for _, ts := range surface.Spec.Tools {
 		params[ts.Name] = map[string]bool{}
 		for _, p := range ts.Params {
 			params[ts.Name][p.Name] = true

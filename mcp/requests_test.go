@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/fleetmux/fleetmux/mcp/tools"
 	"github.com/fleetmux/fleetmux/transport"
 )
 
@@ -94,13 +95,13 @@ func TestOneRequestPerTool(t *testing.T) {
 			t.Errorf("%s %v: %d tmux requests, want %d", c.name, c.args, got, c.requests)
 		}
 		if c.name == "capture_since" && c.args["cursor"] != nil {
-			var out CaptureSinceResult
+			var out tools.CaptureSinceResult
 			e.ok(c.name, map[string]any{"pane_id": pane, "cursor": c.args["cursor"]}, &out)
 			if !slices.Contains(out.Lines, "since-one") || out.LinesMissed {
 				t.Errorf("capture_since with a cursor: %+v", out)
 			}
 		} else if c.name == "capture_since" {
-			var out CaptureSinceResult
+			var out tools.CaptureSinceResult
 			e.ok(c.name, map[string]any{"pane_id": pane}, &out)
 			cursor = out.Cursor
 		}

@@ -7,7 +7,9 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"unicode/utf8"
+
+	"github.com/fleetmux/fleetmux/mcp/surface"
+	"github.com/fleetmux/fleetmux/mcp/tools"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -37,7 +39,7 @@ var resourceDescriptions = map[string]string{
 const resourceReadMIME = "text/plain"
 
 type resourceTemplate struct {
-	spec  resourceSpec
+	spec  surface.Resource
 	path  *regexp.Regexp
 	query []string
 	read  func(ctx context.Context, s *Server, p map[string]string) (string, error)
@@ -65,7 +67,7 @@ var (
 
 // compileResourceTemplate builds the path matcher of a URI template:
 // literals match exactly, {name} matches one path segment.
-func compileResourceTemplate(rs resourceSpec) (*resourceTemplate, error) {
+func compileResourceTemplate(rs surface.Resource) (*resourceTemplate, error) {
 	rt := &resourceTemplate{spec: rs}
 	if m := queryVarRE.FindString(rs.URITemplate); m != "" {
 		for _, q := range strings.Split(m[2:len(m)-1], ",") {
@@ -124,7 +126,7 @@ func (rt *resourceTemplate) match(uri string) map[string]string {
 // resourceTemplates are compiled once from the surface file.
 var resourceTemplates = sync.OnceValue(func() []*resourceTemplate {
 	var out []*resourceTemplate
-	for _, rs := range spec.Resources {
+	for _, rs := range surface.Spec.Resources {
 		rt, err := compileResourceTemplate(rs)
 		if err != nil {
 			panic(fmt.Sprintf("mcp: resource template %s: %v", rs.URITemplate, err))
@@ -192,7 +194,7 @@ func (s *Server) resourceCall(p map[string]string) *Call {
 	if v, ok := p["socket_name"]; ok {
 		args["socket_name"] = v
 	}
-	return &Call{s: s, Args: args, Host: LocalHost}
+	return s.newCall(nil, args, LocalHost, nil, "")
 }
 
 // resourceServer is the call and tmux server a resource URI reads from.
@@ -213,7 +215,7 @@ func readSessions(ctx context.Context, s *Server, p map[string]string) (string, 
 	}
 	out := []any{}
 	for _, r := range rows {
-		out = append(out, c.resourceSessionInfo(r))
+		out = append(out, resourceSessionInfo(c, r))
 	}
 	return pyIndentJSON(out), nil
 }
@@ -238,32 +240,32 @@ func firstRow(rows []tmux.Attrs, err error, key, value, notFound string) (tmux.A
 	return nil, &resourceError{notFound + value}
 }
 
-func (c *Call) resourceSessionInfo(a tmux.Attrs) any {
-	info := c.sessionInfo(a)
+func resourceSessionInfo(c *Call, a tmux.Attrs) any {
+	info := c.SessionInfo(a)
 	info.Host = nil
-	return orderedJSON(info)
+	return tools.OrderedJSON(info)
 }
 
-func (c *Call) resourceWindowInfo(a tmux.Attrs) any {
-	info := c.windowInfo(a)
+func resourceWindowInfo(c *Call, a tmux.Attrs) any {
+	info := c.WindowInfo(a)
 	info.Host = nil
-	return orderedJSON(info)
+	return tools.OrderedJSON(info)
 }
 
-func (c *Call) resourcePaneInfo(a tmux.Attrs, cc *callerCheck) any {
-	info := c.paneInfo(a, cc)
+func resourcePaneInfo(c *Call, a tmux.Attrs, cc *tools.CallerCheck) any {
+	info := c.PaneInfo(a, cc)
 	info.Host = nil
-	return orderedJSON(info)
+	return tools.OrderedJSON(info)
 }
 
-func (c *Call) resourceWindows(ctx context.Context, srv *tmux.Server, sess tmux.Attrs) ([]any, error) {
+func resourceWindows(c *Call, ctx context.Context, srv *tmux.Server, sess tmux.Attrs) ([]any, error) {
 	rows, err := srv.Windows(ctx, sess["session_id"])
 	if err != nil {
 		return nil, err
 	}
 	out := []any{}
 	for _, r := range rows {
-		out = append(out, c.resourceWindowInfo(r))
+		out = append(out, resourceWindowInfo(c, r))
 	}
 	return out, nil
 }
@@ -279,7 +281,7 @@ func sessionAndWindows(ctx context.Context, s *Server, p map[string]string) (*Ca
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	wins, err := c.resourceWindows(ctx, srv, sess)
+	wins, err := resourceWindows(c, ctx, srv, sess)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -291,7 +293,7 @@ func readSession(ctx context.Context, s *Server, p map[string]string) (string, e
 	if err != nil {
 		return "", err
 	}
-	obj, _ := c.resourceSessionInfo(sess).(*pyfmt.OMap)
+	obj, _ := resourceSessionInfo(c, sess).(*pyfmt.OMap)
 	if obj == nil {
 		obj = pyfmt.NewOMap()
 	}
@@ -334,12 +336,12 @@ func readWindow(ctx context.Context, s *Server, p map[string]string) (string, er
 	if err != nil {
 		return "", err
 	}
-	cc := c.newCallerCheck(ctx, srv)
+	cc := c.NewCallerCheck(ctx, srv)
 	list := []any{}
 	for _, r := range panes {
-		list = append(list, c.resourcePaneInfo(r, cc))
+		list = append(list, resourcePaneInfo(c, r, cc))
 	}
-	obj, _ := c.resourceWindowInfo(win).(*pyfmt.OMap)
+	obj, _ := resourceWindowInfo(c, win).(*pyfmt.OMap)
 	if obj == nil {
 		obj = pyfmt.NewOMap()
 	}
@@ -362,7 +364,7 @@ func readPane(ctx context.Context, s *Server, p map[string]string) (string, erro
 	if err != nil {
 		return "", err
 	}
-	return pyIndentJSON(c.resourcePaneInfo(pane, c.newCallerCheck(ctx, srv))), nil
+	return pyIndentJSON(resourcePaneInfo(c, pane, c.NewCallerCheck(ctx, srv))), nil
 }
 
 func readPaneContent(ctx context.Context, s *Server, p map[string]string) (string, error) {
@@ -399,66 +401,11 @@ func pyUnquote(s string) string {
 		}
 		b = append(b, s[i])
 	}
-	return pyDecodeReplace(b)
+	return pyfmt.DecodeReplace(b)
 }
 
 func isHexByte(c byte) bool {
 	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
-}
-
-// pyDecodeReplace decodes UTF-8 with Python's errors="replace": each
-// maximal invalid subpart becomes one U+FFFD.
-func pyDecodeReplace(b []byte) string {
-	if utf8.Valid(b) {
-		return string(b)
-	}
-	var sb strings.Builder
-	for len(b) > 0 {
-		r, size := utf8.DecodeRune(b)
-		if r != utf8.RuneError || size > 1 {
-			sb.Write(b[:size])
-			b = b[size:]
-			continue
-		}
-		sb.WriteRune(utf8.RuneError)
-		b = b[invalidSubpart(b):]
-	}
-	return sb.String()
-}
-
-// invalidSubpart is the length of the maximal prefix of b that starts a
-// well-formed UTF-8 sequence without completing it (at least 1).
-func invalidSubpart(b []byte) int {
-	lead := b[0]
-	var need int
-	lo, hi := byte(0x80), byte(0xbf)
-	switch {
-	case lead >= 0xc2 && lead <= 0xdf:
-		need = 1
-	case lead == 0xe0:
-		need, lo = 2, 0xa0
-	case lead == 0xed:
-		need, hi = 2, 0x9f
-	case lead >= 0xe1 && lead <= 0xef:
-		need = 2
-	case lead == 0xf0:
-		need, lo = 3, 0x90
-	case lead == 0xf4:
-		need, hi = 3, 0x8f
-	case lead >= 0xf1 && lead <= 0xf3:
-		need = 3
-	default:
-		return 1
-	}
-	n := 1
-	for k := 0; k < need && n < len(b); k++ {
-		c := b[n]
-		if k == 0 && (c < lo || c > hi) || k > 0 && (c < 0x80 || c > 0xbf) {
-			break
-		}
-		n++
-	}
-	return n
 }
 
 // parseQueryFirst is Python's parse_qs keeping the first value of each

@@ -7,9 +7,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fleetmux/fleetmux/mcp/pyfmt"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/fleetmux/fleetmux/mcp/pyfmt"
 )
 
 func (e *testEnv) readResource(uri string) (*sdk.ReadResourceResult, error) {

@@ -5,17 +5,21 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/fleetmux/fleetmux/mcp/pyfmt"
+	"github.com/fleetmux/fleetmux/mcp/surface"
+	"github.com/fleetmux/fleetmux/mcp/tools"
+
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/fleetmux/fleetmux/mcp/pyfmt"
 )
 
 // responseLimitBytes is the anchor's response ceiling.
-const responseLimitBytes = 1000000
+const responseLimitBytes = tools.ResponseLimitBytes
 
 // buildResult encodes a tool's return value the way the anchor's
 // framework does: text tools and lists are wrapped in {"result": ...};
 // models become structuredContent with their compact JSON as text.
-func buildResult(ts *toolSpec, out any) (*sdk.CallToolResult, error) {
+func buildResult(ts *surface.Tool, out any) (*sdk.CallToolResult, error) {
 	if ar, ok := out.(actionResult); ok {
 		// A fan-out action: every host's outcome, and the grouped text
 		// (also as "result" for a tool whose results are wrapped, which
@@ -69,7 +73,7 @@ func buildResult(ts *toolSpec, out any) (*sdk.CallToolResult, error) {
 // block (message, then the suggestion on its own line) and _meta with
 // error_type, expected and suggestion. No structuredContent.
 func errorResult(err error) *sdk.CallToolResult {
-	info := describeError(err)
+	info := tools.DescribeError(err)
 	text := info.Text
 	meta := sdk.Meta{"error_type": info.Type, "expected": info.Expected}
 	if info.Suggestion != "" {

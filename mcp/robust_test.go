@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fleetmux/fleetmux/mcp/surface"
+
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -19,7 +21,7 @@ func TestEveryToolSurvivesBadInput(t *testing.T) {
 	marker := filepath.Join(t.TempDir(), "ran")
 	e := newEnv(t, withSettings(Settings{Safety: TierDestructive, SuppressHistory: true, WaitMax: 1}))
 	bad := []any{12345, 1.5, true, "", []any{1, "x"}, map[string]any{"x": 1}, nil, strings.Repeat("x", 5000), "#(touch " + marker + ")", "#{E:#{a:35}(touch " + marker + ")}"}
-	for _, ts := range spec.Tools {
+	for _, ts := range surface.Spec.Tools {
 		if ts.Name == "kill_server" {
 			continue
 		}

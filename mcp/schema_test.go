@@ -9,8 +9,11 @@ import (
 	"sort"
 	"testing"
 
-	"github.com/fleetmux/fleetmux/mcp/pyfmt"
+	"github.com/fleetmux/fleetmux/mcp/surface"
+
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/fleetmux/fleetmux/mcp/pyfmt"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files under testdata/")
@@ -140,7 +143,7 @@ func TestToolsMatchSpec(t *testing.T) {
 			t.Errorf("%s input schema differs:\n got %s\nwant %s", st.Name, gb, st.InputSchema)
 		}
 		// Property order is the parameter order.
-		raw, _ := json.Marshal(toolSpecByName(st.Name).inputSchema(false, false))
+		raw, _ := json.Marshal(surface.ToolByName(st.Name).InputSchema(false, false))
 		if !sameKeyOrder(t, raw, st.InputSchema) {
 			t.Errorf("%s property order differs", st.Name)
 		}

@@ -74,19 +74,19 @@ const maxEchoLines = 1000
 // lines in an error), and with non-ASCII shown as '_' (tmux without a
 // UTF-8 locale). Forms that are empty or only whitespace are left out.
 func echoForms(v string) []string {
-	bases := []string{v, pyStrip(v), strings.TrimRight(v, "\r\n")}
+	bases := []string{v, pyfmt.Strip(v), strings.TrimRight(v, "\r\n")}
 	if strings.ContainsAny(v, "\r\n") {
 		lines := strings.FieldsFunc(v, func(r rune) bool { return r == '\n' || r == '\r' })
 		if len(lines) > maxEchoLines {
 			lines = lines[:maxEchoLines]
 		}
 		for _, l := range lines {
-			bases = append(bases, l, pyStrip(l))
+			bases = append(bases, l, pyfmt.Strip(l))
 		}
 	}
 	var out []string
 	add := func(s string) {
-		if strings.TrimFunc(s, pyIsSpace) != "" {
+		if strings.TrimFunc(s, pyfmt.IsSpace) != "" {
 			out = append(out, s)
 		}
 	}

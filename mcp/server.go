@@ -19,13 +19,15 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"time"
+
+	"github.com/fleetmux/fleetmux/fleet/vocab"
+	"github.com/fleetmux/fleetmux/mcp/surface"
+	"github.com/fleetmux/fleetmux/mcp/tools"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/fleetmux/fleetmux/mcp/pyfmt"
 	"github.com/fleetmux/fleetmux/tmux/watch"
-	"github.com/fleetmux/fleetmux/transport"
 )
 
 // The identity fleetmux reports in serverInfo: the anchor's name, version
@@ -39,49 +41,8 @@ const (
 	// ProductName is fleetmux's own name, reported in serverInfo.title.
 	ProductName = "fleetmux"
 	// LocalHost is the reserved name of this machine in fleet mode.
-	LocalHost = "local"
+	LocalHost = vocab.LocalHost
 )
-
-// Backend maps hosts to runners. Local mode has only "local".
-type Backend interface {
-	// Runner returns the runner for host, or an error naming the cause.
-	Runner(ctx context.Context, host string) (transport.Runner, error)
-	// Fleet reports whether any remote host is selected (fleet mode).
-	Fleet() bool
-	// Match expands a host argument ("*", a glob or a name) to hosts.
-	Match(pattern string) ([]string, error)
-	// Cap returns a host's safety cap, if any.
-	Cap(host string) (Tier, bool)
-	// Local reports whether host is this machine.
-	Local(host string) bool
-}
-
-// AuditEvent is one tool call as the audit layer sees it. Args are
-// already redacted.
-type AuditEvent struct {
-	Time          time.Time
-	SessionID     string // this process's audit id
-	MCPSessionID  string // the call's MCP session (an HTTP client's Mcp-Session-Id); "" on stdio
-	Client        string
-	ClientVersion string
-	Host          string
-	Tool          string
-	Args          json.RawMessage
-	Outcome       string // ok, error, refused
-	ErrorType     string
-	Error         string
-	Duration      time.Duration
-	Parent        string
-	// Job is the id of the job the call started (comma-separated when
-	// several), or, for a job_end record, the job that ended.
-	Job string
-}
-
-// Auditor persists audit events. Append must return only once the record
-// is durable.
-type Auditor interface {
-	Append(ctx context.Context, ev AuditEvent) error
-}
 
 // Options configure a Server.
 type Options struct {
@@ -130,11 +91,10 @@ type Server struct {
 	// background holds work a call leaves to finish after it returned
 	// (wait_for_text's polls under way); shutdown waits for it.
 	background sync.WaitGroup
-	jobs       *jobStore
+	jobs       *tools.Jobs
 	jobsWarn   sync.Once
-	// watch tells waits when a tmux server's panes printed something
-	// (tools_wait_watch.go).
-	watch *watch.Hub
+	// env is what every call shares (package tools).
+	env *tools.Env
 }
 
 // New builds the server: instructions, the tool table filtered by tier,
@@ -149,8 +109,7 @@ func New(opts Options) (*Server, error) {
 	if opts.Backend == nil {
 		opts.Backend = LocalBackend()
 	}
-	s := &Server{opts: opts, log: opts.Logger, byName: map[string]*tool{}, getenv: opts.Getenv, sessionID: newSessionID(),
-		watch: watch.NewHub(watch.Options{Logger: opts.Logger})}
+	s := &Server{opts: opts, log: opts.Logger, byName: map[string]*tool{}, getenv: opts.Getenv, sessionID: newSessionID()}
 	if opts.Toolsets != nil {
 		s.sets = map[string]bool{}
 		for _, name := range opts.Toolsets {
@@ -160,11 +119,17 @@ func New(opts Options) (*Server, error) {
 			s.sets[name] = true
 		}
 	}
-	s.jobs = &jobStore{disk: opts.Jobs, mem: newMemJobs(), warn: func(err error) {
+	s.jobs = tools.NewJobs(opts.Jobs, func(err error) {
 		s.jobsWarn.Do(func() {
 			s.log.Error("job store unavailable; jobs of this process are kept in memory", "error", err.Error())
 		})
-	}}
+	})
+	s.env = &tools.Env{
+		Backend: opts.Backend, Settings: opts.Settings, Log: s.log, Getenv: s.getenv,
+		Extended: s.extended(), MaxCallSeconds: opts.MaxCallSeconds, SessionID: s.sessionID,
+		Jobs: s.jobs, Auditor: opts.Auditor, AuditWarn: &s.auditWarn, Background: &s.background,
+		Watch: watch.NewHub(watch.Options{Logger: opts.Logger}), PollWaits: opts.PollWaits,
+	}
 	instr, err := buildInstructions(opts.Settings, opts.Getenv("TMUX_PANE"), opts.Getenv("TMUX"))
 	if err != nil {
 		return nil, err
@@ -179,11 +144,11 @@ func New(opts Options) (*Server, error) {
 		},
 	})
 	fleet := opts.Backend.Fleet()
-	tools, err := joinTools(append(append(append([]*toolSpec(nil), spec.Tools...), spec.FleetTools...), jobToolSpecs()...), toolDefs)
+	joined, err := joinTools(append(append(append([]*surface.Tool(nil), surface.Spec.Tools...), surface.Spec.FleetTools...), surface.JobTools()...), tools.Defs)
 	if err != nil {
 		return nil, err
 	}
-	for _, t := range tools {
+	for _, t := range joined {
 		if !s.served(t.spec) {
 			continue // fleet-only, or an extension that is off
 		}
@@ -254,13 +219,13 @@ func (s *Server) Run(ctx context.Context, t sdk.Transport) error {
 // tools/call, batches) asks this one function, so a tool outside the
 // selected toolsets behaves exactly like one above the tier.
 func (s *Server) visible(t *tool) bool {
-	return t.tier <= s.opts.Settings.Safety && (s.sets == nil || s.sets[t.def.set])
+	return t.tier <= s.opts.Settings.Safety && (s.sets == nil || s.sets[t.def.Set])
 }
 
 func (s *Server) sdkTool(t *tool, fleet bool) *sdk.Tool {
 	ts := t.spec
 	ann := ts.Annotations
-	in := ts.inputSchema(fleet, t.fanout())
+	in := ts.InputSchema(fleet, t.fanout())
 	for name, def := range t.defaults(s.opts.Settings) {
 		if props, ok := in.Get("properties"); ok {
 			if p, ok := props.(*pyfmt.OMap).Get(name); ok {
@@ -271,9 +236,9 @@ func (s *Server) sdkTool(t *tool, fleet bool) *sdk.Tool {
 	tool := &sdk.Tool{
 		Name:         ts.Name,
 		Title:        ts.Title,
-		Description:  toolDescription(ts.Name),
+		Description:  surface.Description(ts.Name),
 		InputSchema:  in,
-		OutputSchema: ts.outputSchema(fleet),
+		OutputSchema: ts.OutputSchema(fleet),
 		Annotations: &sdk.ToolAnnotations{
 			ReadOnlyHint:    ann["readOnlyHint"],
 			DestructiveHint: boolPtr(ann["destructiveHint"]),
@@ -433,7 +398,7 @@ func (s *Server) toolHandler(name string) sdk.ToolHandler {
 	return func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 		raw, err := decodeArgs(req.Params.Arguments)
 		if err != nil {
-			return errorResult(&ValidationError{Tool: name, Errors: []valErr{{nil, "Input should be a valid dictionary", "dict_type"}}}), nil
+			return errorResult(&ValidationError{Tool: name, Errors: []surface.ValErr{{Msg: "Input should be a valid dictionary", Type: "dict_type"}}}), nil
 		}
 		return s.dispatch(ctx, req, name, raw, ""), nil
 	}

@@ -13,5 +13,5 @@ func (s *Server) shutdown() {
 	defer cancel()
 	s.sweepBuffers(ctx)
 	s.background.Wait() // each piece is bounded (a poll's budget, at most 5 s)
-	s.watch.Close()
+	s.env.Watch.Close()
 }

@@ -4,25 +4,25 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/fleetmux/fleetmux/mcp/pyfmt"
+	"github.com/fleetmux/fleetmux/mcp/tools"
 )
 
 func TestBufferRoundTrip(t *testing.T) {
 	e := newEnv(t)
 	payload := "hello from fleetmux\nsecond line\n"
-	var ref BufferRef
+	var ref tools.BufferRef
 	e.ok("load_buffer", map[string]any{"content": payload, "logical_name": "notes"}, &ref)
-	if !bufferNameRE.MatchString(ref.BufferName) || !strings.HasSuffix(ref.BufferName, "_notes") || ref.LogicalName == nil || *ref.LogicalName != "notes" {
+	if !tools.BufferNameRE.MatchString(ref.BufferName) || !strings.HasSuffix(ref.BufferName, "_notes") || ref.LogicalName == nil || *ref.LogicalName != "notes" {
 		t.Fatalf("ref = %+v", ref)
 	}
-	var seen BufferContent
+	var seen tools.BufferContent
 	e.ok("show_buffer", map[string]any{"buffer_name": ref.BufferName}, &seen)
-	if seen != (BufferContent{BufferName: ref.BufferName, Content: payload}) {
+	if seen != (tools.BufferContent{BufferName: ref.BufferName, Content: payload}) {
 		t.Fatalf("show_buffer = %+v", seen)
 	}
 	if got := e.ok("delete_buffer", map[string]any{"buffer_name": ref.BufferName}, nil); got != "Buffer '"+ref.BufferName+"' deleted" {
@@ -44,7 +44,7 @@ func TestBufferRoundTrip(t *testing.T) {
 
 func TestBufferNames(t *testing.T) {
 	e := newEnv(t)
-	var a, b BufferRef
+	var a, b tools.BufferRef
 	e.ok("load_buffer", map[string]any{"content": "one", "logical_name": "clipboard"}, &a)
 	e.ok("load_buffer", map[string]any{"content": "two", "logical_name": "clipboard"}, &b)
 	if a.BufferName == b.BufferName || !strings.HasPrefix(a.BufferName, "libtmux_mcp_") || !strings.HasSuffix(a.BufferName, "_clipboard") || !strings.HasSuffix(b.BufferName, "_clipboard") {
@@ -74,7 +74,7 @@ func TestBufferPaste(t *testing.T) {
 	e := newEnv(t)
 	pane := e.firstPane()
 	e.tmux("respawn-pane", "-k", "-t", pane, "cat")
-	var ref BufferRef
+	var ref tools.BufferRef
 	e.ok("load_buffer", map[string]any{"content": "pasted-marker-42"}, &ref)
 	got := e.ok("paste_buffer", map[string]any{"buffer_name": ref.BufferName, "pane_id": pane, "bracket": false}, nil)
 	if got != "Buffer '"+ref.BufferName+"' pasted to pane "+pane {
@@ -97,10 +97,10 @@ func TestBufferShowMaxLines(t *testing.T) {
 		lines = append(lines, fmt.Sprintf("line-%d", i))
 	}
 	payload := strings.Join(lines, "\n") + "\n"
-	var ref BufferRef
+	var ref tools.BufferRef
 	e.ok("load_buffer", map[string]any{"content": payload}, &ref)
 
-	var seen BufferContent
+	var seen tools.BufferContent
 	e.ok("show_buffer", map[string]any{"buffer_name": ref.BufferName, "max_lines": 5}, &seen)
 	if !seen.ContentTruncated || seen.ContentTruncatedLines != 15 || seen.Content != strings.Join(lines[15:], "\n") {
 		t.Fatalf("max_lines=5: %+v", seen)
@@ -120,32 +120,15 @@ func TestBufferShowMaxLines(t *testing.T) {
 	}
 }
 
-func TestBufferSplitLines(t *testing.T) {
-	cases := map[string][]string{
-		"":             {},
-		"a":            {"a"},
-		"a\n":          {"a"},
-		"a\n\nb":       {"a", "", "b"},
-		"a\r\nb\rc":    {"a", "b", "c"},
-		"a\x0bb\x0cc":  {"a", "b", "c"},
-		"a\u2028b\n\n": {"a", "b", ""},
-	}
-	for in, want := range cases {
-		if got := pySplitLines(in); !reflect.DeepEqual(got, want) {
-			t.Errorf("pySplitLines(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 func TestBufferTimeouts(t *testing.T) {
 	e := newEnv(t)
 	bin := filepath.Join(t.TempDir(), "slow-tmux")
 	if err := os.WriteFile(bin, []byte("#!/bin/sh\nexec sleep 30\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	old := bufferTimeout
-	bufferTimeout = 200 * time.Millisecond
-	t.Cleanup(func() { bufferTimeout = old })
+	old := tools.BufferTimeout
+	tools.BufferTimeout = 200 * time.Millisecond
+	t.Cleanup(func() { tools.BufferTimeout = old })
 	e.setVar("LIBTMUX_TMUX_BIN", bin)
 	name := "libtmux_mcp_00112233445566778899aabbccddeeff_buf"
 	e.fail("load_buffer", map[string]any{"content": "x"}, "load-buffer timeout after 5s for 'libtmux_mcp_")
@@ -155,7 +138,7 @@ func TestBufferTimeouts(t *testing.T) {
 
 func TestBufferSweep(t *testing.T) {
 	e := newEnv(t)
-	var ref BufferRef
+	var ref tools.BufferRef
 	e.ok("load_buffer", map[string]any{"content": "swept"}, &ref)
 	e.tmux("set-buffer", "-b", "user_clip", "keep me")
 	e.srv.sweepBuffers(t.Context())
@@ -165,11 +148,7 @@ func TestBufferSweep(t *testing.T) {
 	}
 	// The registry was emptied; a second sweep is a no-op.
 	e.srv.sweepBuffers(t.Context())
-	bufferServersMu.Lock()
-	for k := range bufferServers {
-		if k.owner == e.srv {
-			t.Error("registry still holds this server")
-		}
+	if n := e.srv.env.NotedServers(); n != 0 {
+		t.Errorf("registry still holds %d tmux servers of this server", n)
 	}
-	bufferServersMu.Unlock()
 }

@@ -2,12 +2,10 @@ package mcp
 
 import (
 	"encoding/base64"
-	"reflect"
 	"strings"
 	"testing"
 
-	"github.com/fleetmux/fleetmux/mcp/pyfmt"
-	"github.com/fleetmux/fleetmux/tmux"
+	"github.com/fleetmux/fleetmux/mcp/tools"
 )
 
 func TestCaptureSinceFlow(t *testing.T) {
@@ -15,7 +13,7 @@ func TestCaptureSinceFlow(t *testing.T) {
 	pane := e.firstPane()
 	e.shSync(pane, "printf '%s_%s\\n' CS FIRST")
 
-	var first CaptureSinceResult
+	var first tools.CaptureSinceResult
 	e.ok("capture_since", map[string]any{"pane_id": pane}, &first)
 	if first.PaneID != pane || !strings.HasPrefix(first.Cursor, "capture-since-v1:") || first.LinesMissed || first.Truncated || !anyContains(first.Lines, "CS_FIRST") {
 		t.Fatalf("first call: %+v", first)
@@ -25,13 +23,13 @@ func TestCaptureSinceFlow(t *testing.T) {
 	}
 
 	e.shSync(pane, "printf '%s_%s\\n' CS SECOND")
-	var second CaptureSinceResult
+	var second tools.CaptureSinceResult
 	e.ok("capture_since", map[string]any{"cursor": first.Cursor}, &second)
 	if second.PaneID != pane || second.LinesMissed || !anyContains(second.Lines, "CS_SECOND") || anyContains(second.Lines, "CS_FIRST") {
 		t.Fatalf("follow-up: %+v", second)
 	}
 
-	var third CaptureSinceResult
+	var third tools.CaptureSinceResult
 	e.ok("capture_since", map[string]any{"cursor": second.Cursor, "pane_id": pane}, &third)
 	if len(third.Lines) != 0 || third.LinesMissed || third.Cursor == "" {
 		t.Fatalf("third call: %+v", third)
@@ -39,26 +37,26 @@ func TestCaptureSinceFlow(t *testing.T) {
 
 	// Output that scrolls the anchor into history is still an exact delta.
 	e.shSync(pane, "i=0; while [ $i -lt 40 ]; do i=$((i+1)); printf 'SCROLL_%02d\\n' $i; done")
-	var fourth CaptureSinceResult
+	var fourth tools.CaptureSinceResult
 	e.ok("capture_since", map[string]any{"cursor": third.Cursor}, &fourth)
 	if fourth.LinesMissed || !anyContains(fourth.Lines, "SCROLL_01") || !anyContains(fourth.Lines, "SCROLL_40") || anyContains(fourth.Lines, "CS_SECOND") {
 		t.Fatalf("scrolled delta: missed=%v lines=%q", fourth.LinesMissed, fourth.Lines)
 	}
 
 	// Limits keep the newest lines without an in-band marker.
-	var lim CaptureSinceResult
+	var lim tools.CaptureSinceResult
 	e.ok("capture_since", map[string]any{"pane_id": pane, "max_lines": 2}, &lim)
 	if len(lim.Lines) != 2 || !lim.Truncated || lim.TruncatedLines < 1 || lim.TruncatedBytes <= 0 {
 		t.Fatalf("max_lines=2: %+v", lim)
 	}
 	e.ok("capture_since", map[string]any{"pane_id": pane, "max_bytes": 32}, &lim)
-	if !lim.Truncated || lim.TruncatedBytes <= 0 || joinedSize(lim.Lines) > 32 {
+	if !lim.Truncated || lim.TruncatedBytes <= 0 || tools.JoinedSize(lim.Lines) > 32 {
 		t.Fatalf("max_bytes=32: %+v", lim)
 	}
 
 	// clear-history destroys the anchor: visible content, lines_missed, new cursor.
 	e.tmux("clear-history", "-t", pane)
-	var missed CaptureSinceResult
+	var missed tools.CaptureSinceResult
 	e.ok("capture_since", map[string]any{"cursor": fourth.Cursor}, &missed)
 	if !missed.LinesMissed || missed.Cursor == fourth.Cursor || !anyContains(missed.Lines, "SCROLL_40") {
 		t.Fatalf("after clear-history: %+v", missed)
@@ -99,54 +97,5 @@ func TestCaptureSinceErrors(t *testing.T) {
 		{map[string]any{"cursor": enc(`{"version":true,` + good + `,"pane_id":"` + pane + `","pane_pid":"1"}`)}, "pane " + pane + " was respawned (pid 1 -> "},
 	} {
 		e.fail("capture_since", tc.args, tc.want)
-	}
-}
-
-func TestCaptureSinceCursorRoundTrip(t *testing.T) {
-	st := tmux.PaneState{HistorySize: 7, CursorY: 3, PaneHeight: 24, PanePid: "4242"}
-	s := encodeSinceCursor("%5", st, []string{"$ ", "", "x"})
-	cur, err := decodeSinceCursor(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if cur.PaneID != "%5" || cur.PanePid != "4242" || cur.HistorySize != 7 || cur.PaneHeight != 24 || cur.AnchorAbs != 10 ||
-		cur.AnchorHash == nil || *cur.AnchorHash != lineHash("$ ") || !reflect.DeepEqual(cur.BelowHashes, []string{lineHash(""), lineHash("x")}) {
-		t.Fatalf("round trip: %+v", cur)
-	}
-	raw, _ := base64.RawURLEncoding.DecodeString(strings.TrimPrefix(s, "capture-since-v1:"))
-	want := `{"anchor_abs":10,"anchor_hash":"` + lineHash("$ ") + `","below_hashes":["` + lineHash("") + `","` + lineHash("x") + `"],"history_size":7,"pane_height":24,"pane_id":"%5","pane_pid":"4242","version":1}`
-	if string(raw) != want {
-		t.Fatalf("payload\n got %s\nwant %s", raw, want)
-	}
-	empty := encodeSinceCursor("%5", st, nil)
-	raw, _ = base64.RawURLEncoding.DecodeString(strings.TrimPrefix(empty, "capture-since-v1:"))
-	if !strings.Contains(string(raw), `"anchor_hash":null,"below_hashes":[]`) {
-		t.Fatalf("no rows: %s", raw)
-	}
-	if got := pyfmt.JSONQuote("é\"\x01😀"); got != `"\u00e9\"\u0001\ud83d\ude00"` {
-		t.Fatalf("pyJSONString = %s", got)
-	}
-}
-
-func TestLimitTail(t *testing.T) {
-	for _, tc := range []struct {
-		lines          []string
-		maxLines       *int
-		maxBytes       *int
-		want           []string
-		tLines, tBytes int
-	}{
-		{[]string{"a", "b", "c"}, nil, nil, []string{"a", "b", "c"}, 0, 0},
-		{[]string{"aa", "bb", "cc"}, intRef(2), nil, []string{"bb", "cc"}, 1, 2},
-		{[]string{"aa", "bb", "cc"}, intRef(1), nil, []string{"cc"}, 2, 5},
-		{[]string{"aaaa", "bb", "cc"}, nil, intRef(5), []string{"bb", "cc"}, 1, 5},
-		{[]string{"abcdef"}, nil, intRef(4), []string{"cdef"}, 0, 2},
-		{[]string{"xx", "héllo"}, nil, intRef(4), []string{"llo"}, 1, 5},
-		{[]string{}, intRef(3), intRef(3), []string{}, 0, 0},
-	} {
-		got := limitTail(tc.lines, tc.maxLines, tc.maxBytes)
-		if !reflect.DeepEqual(got.lines, tc.want) || got.truncLines != tc.tLines || got.truncBytes != tc.tBytes || got.truncated != (tc.tLines+tc.tBytes > 0) {
-			t.Errorf("limitTail(%q) = %+v, want %q %d %d", tc.lines, got, tc.want, tc.tLines, tc.tBytes)
-		}
 	}
 }

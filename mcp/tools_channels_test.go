@@ -10,8 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fleetmux/fleetmux/mcp/pyfmt"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/fleetmux/fleetmux/mcp/pyfmt"
 )
 
 func TestChannelNames(t *testing.T) {

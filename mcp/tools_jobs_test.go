@@ -12,6 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fleetmux/fleetmux/mcp/surface"
+	"github.com/fleetmux/fleetmux/mcp/tools"
+
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -91,7 +94,7 @@ func TestJobsHiddenInLocalMode(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tl := range res.Tools {
-		if isJobTool(tl.Name) {
+		if surface.IsJobTool(tl.Name) {
 			t.Errorf("local mode serves %s", tl.Name)
 		}
 		if tl.Name == "run_command" {
@@ -195,7 +198,7 @@ func TestJobDetachExitStatus(t *testing.T) {
 // A second server on the same job store (a restarted fleetmux) reads the
 // exit status the first one's job left on the tmux server.
 func TestJobAcrossServers(t *testing.T) {
-	store := newMemJobs()
+	store := tools.NewMemJobs()
 	e := shEnv(t, withExtensions(50, store))
 	pane := e.firstPane()
 	id := e.detach(pane, "sleep 0.5; exit 7")
@@ -376,30 +379,6 @@ func TestRunCommandNoProgressInLocalMode(t *testing.T) {
 	}
 }
 
-func TestParseSince(t *testing.T) {
-	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	for _, tc := range []struct {
-		in   string
-		want time.Time
-		ok   bool
-	}{
-		{"90m", now.Add(-90 * time.Minute), true},
-		{"7d", now.Add(-7 * 24 * time.Hour), true},
-		{"1d12h", now.Add(-36 * time.Hour), true},
-		{"2026-02-01T00:00:00Z", time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC), true},
-		{"", time.Time{}, false},
-		{"d", time.Time{}, false},
-		{"-1h", time.Time{}, false},
-		{"xd", time.Time{}, false},
-		{"yesterday", time.Time{}, false},
-	} {
-		got, err := parseSince(tc.in, now)
-		if (err == nil) != tc.ok || (tc.ok && !got.Equal(tc.want)) {
-			t.Errorf("parseSince(%q) = %v, %v", tc.in, got, err)
-		}
-	}
-}
-
 // TestToolsGoldenExtensions keeps the tools/list of local mode with
 // --extensions (the anchor's tools, run_command's detach and result
 // fields, the job tools) in testdata/tools_extensions.golden.json; run
@@ -423,34 +402,6 @@ func TestToolsGoldenExtensions(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkGolden(t, "testdata/tools_extensions.golden.json", "TestToolsGoldenExtensions", "tools/list with extensions", got)
-}
-
-func TestParseJobStatus(t *testing.T) {
-	started := time.Unix(1000, 500)
-	now := time.Unix(2000, 0)
-	for _, tc := range []struct {
-		in   string
-		exit int
-		end  time.Time
-		ok   bool
-	}{
-		{"0:1500", 0, time.Unix(1500, 0), true},
-		{"130:1500.250000000\n", 130, time.Unix(1500, 250000000), true},
-		{"3:1500.25", 3, time.Unix(1500, 250000000), true},
-		{"3:1500.N", 3, time.Unix(1500, 0), true},  // BSD date has no %N
-		{"4:1500.%N", 4, time.Unix(1500, 0), true}, // nor Debian's busybox date
-		{"7:", 7, now, true},                       // date failed
-		{"1:999", 1, started, true},                // the host's clock is behind
-		{"", 0, time.Time{}, false},
-		{"x:1", 0, time.Time{}, false},
-		{"1:2:3", 0, time.Time{}, false},
-		{"99999999999999999999:1", 0, time.Time{}, false},
-	} {
-		exit, end, ok := parseJobStatus(tc.in, started, now)
-		if ok != tc.ok || exit != tc.exit || !end.Equal(tc.end) {
-			t.Errorf("parseJobStatus(%q) = %d %v %v", tc.in, exit, end, ok)
-		}
-	}
 }
 
 // A fan-out run_command with detach starts one job per host; each host's
@@ -640,7 +591,7 @@ func ptrText(s *string) string {
 // in the record through the store) is judged from its pane, and no
 // signal reaches the decoy.
 func TestJobCancelNeverSignalsUnconfirmed(t *testing.T) {
-	store := newMemJobs()
+	store := tools.NewMemJobs()
 	e := shEnv(t, withExtensions(50, store))
 	pane := e.firstPane()
 	decoyPane := e.tmux("split-window", "-t", pane, "-P", "-F", "#{pane_id}", "/bin/sh")

@@ -1,22 +1,22 @@
 package mcp
 
 import (
-	"encoding/json"
-	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/fleetmux/fleetmux/mcp/tools"
 )
 
 func TestOptionShowAndSet(t *testing.T) {
 	e := newEnv(t)
-	var r OptionResult
+	var r tools.OptionResult
 	e.ok("show_option", map[string]any{"option": "base-index", "scope": "session", "global_": true}, &r)
 	if r.Option != "base-index" || r.Value != float64(0) {
 		t.Fatalf("base-index = %+v", r)
 	}
-	var set OptionSetResult
+	var set tools.OptionSetResult
 	e.ok("set_option", map[string]any{"option": "display-time", "value": "3000", "scope": "server", "global_": true}, &set)
-	if set != (OptionSetResult{Option: "display-time", Value: "3000", Status: "set"}) {
+	if set != (tools.OptionSetResult{Option: "display-time", Value: "3000", Status: "set"}) {
 		t.Fatalf("set_option = %+v", set)
 	}
 	if got := e.tmux("show-options", "-g", "-s", "display-time"); got != "display-time 3000" {
@@ -69,70 +69,14 @@ func TestOptionInvalidScopeDirect(t *testing.T) {
 	// The schema's enum stops bad scopes on the wire; the handler still
 	// refuses them when called directly (anchor test uses scope "global").
 	e := newEnv(t)
-	c := &Call{s: e.srv, Host: LocalHost, Args: map[string]any{"option": "base-index", "scope": "global"}}
-	c.tool = e.srv.byName["show_option"]
-	_, err := showOption(t.Context(), c)
+	c := e.srv.newCall(e.srv.byName["show_option"], map[string]any{"option": "base-index", "scope": "global"}, LocalHost, nil, "")
+	_, err := e.srv.byName["show_option"].def.Handle(t.Context(), c)
 	if err == nil || err.Error() != "Invalid scope: 'global'. Valid: pane, server, session, window" {
 		t.Fatalf("err = %v", err)
 	}
 	c.Args = map[string]any{"scope": "cluster"}
-	if _, err := showHooks(t.Context(), c); err == nil || !strings.Contains(err.Error(), "Invalid scope: 'cluster'") {
+	if _, err := e.srv.byName["show_hooks"].def.Handle(t.Context(), c); err == nil || !strings.Contains(err.Error(), "Invalid scope: 'cluster'") {
 		t.Fatalf("show_hooks err = %v", err)
-	}
-}
-
-func TestOptionValueParsing(t *testing.T) {
-	cases := []struct {
-		option string
-		lines  []string
-		want   string
-	}{
-		{"base-index", []string{"base-index 1"}, `1`},
-		{"base-index", []string{"base-index 007"}, `7`},
-		{"visual-bell", []string{"visual-bell* on"}, `true`},
-		{"status", []string{"status off"}, `false`},
-		{"user-keys", []string{"user-keys"}, `null`},
-		{"status-left", []string{`status-left "[#{session_name}] "`}, `"[#{session_name}] "`},
-		{"x", []string{"x a b c"}, `"a b c"`},
-		{"missing", []string{"other 1"}, `null`},
-		{"missing", nil, `null`},
-		{"status-format", []string{"status-format[0] a b", "status-format[2] c"}, `{"0":"a b","2":"c"}`},
-		{"command-alias", []string{"command-alias[0] split-pane=split-window", `command-alias[1] "info=show-messages -JT"`}, `{"split-pane":"split-window","info":"show-messages -JT"}`},
-		{"terminal-overrides", []string{"terminal-overrides[0] xterm*:Tc:U8=0", "terminal-overrides[1] xterm*:smcup@"}, `{"xterm*":{"Tc":null,"U8":0,"smcup@":null}}`},
-		{"terminal-features", []string{"terminal-features[0] xterm*:clipboard:ccolour", "terminal-features[1] screen*:title"}, `{"0":"xterm*:clipboard:ccolour","1":"screen*:title"}`},
-		{"status-format[1]", []string{"status-format[1] on"}, `true`},
-	}
-	for _, tc := range cases {
-		b, err := json.Marshal(optionValue(tc.option, tc.lines))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if string(b) != tc.want {
-			t.Errorf("optionValue(%q, %q) = %s, want %s", tc.option, tc.lines, b, tc.want)
-		}
-	}
-}
-
-func TestOptionShlexSplit(t *testing.T) {
-	cases := []struct {
-		in   string
-		want []string
-		err  bool
-	}{
-		{`a b`, []string{"a", "b"}, false},
-		{`a "b c"`, []string{"a", "b c"}, false},
-		{`a 'b "c'`, []string{"a", `b "c`}, false},
-		{`a "x\"y\n"`, []string{"a", `x"y\n`}, false},
-		{`a b\ c`, []string{"a", "b c"}, false},
-		{`a ""`, []string{"a", ""}, false},
-		{`a "open`, nil, true},
-		{`a \`, nil, true},
-	}
-	for _, tc := range cases {
-		got, err := pyShlexSplit(tc.in)
-		if (err != nil) != tc.err || (!tc.err && !reflect.DeepEqual(got, tc.want)) {
-			t.Errorf("pyShlexSplit(%q) = %q, %v", tc.in, got, err)
-		}
 	}
 }
 
@@ -145,9 +89,9 @@ func TestEnvironmentTools(t *testing.T) {
 	if env.Variables == nil {
 		t.Fatal("no variables object")
 	}
-	var set EnvironmentSetResult
+	var set tools.EnvironmentSetResult
 	e.ok("set_environment", map[string]any{"name": "MCP_ROUND_TRIP", "value": "hello world"}, &set)
-	if set != (EnvironmentSetResult{Name: "MCP_ROUND_TRIP", Value: "hello world", Status: "set"}) {
+	if set != (tools.EnvironmentSetResult{Name: "MCP_ROUND_TRIP", Value: "hello world", Status: "set"}) {
 		t.Fatalf("set = %+v", set)
 	}
 	e.ok("show_environment", nil, &env)
@@ -177,7 +121,7 @@ func TestEnvironmentTools(t *testing.T) {
 
 func TestHookTools(t *testing.T) {
 	e := newEnv(t)
-	var hooks HookListResult
+	var hooks tools.HookListResult
 	e.ok("show_hooks", map[string]any{"scope": "session", "target": "fixture"}, &hooks)
 	if hooks.Entries == nil {
 		t.Fatal("entries missing")
@@ -219,7 +163,7 @@ func TestHookTools(t *testing.T) {
 	}
 	e.ok("show_hooks", map[string]any{"scope": "server"}, &hooks)
 	var names []string
-	found := map[string]HookEntry{}
+	found := map[string]tools.HookEntry{}
 	for _, h := range hooks.Entries {
 		names = append(names, h.HookName)
 		found[h.HookName] = h
@@ -236,27 +180,4 @@ func TestHookTools(t *testing.T) {
 		}
 	}
 	e.fail("show_hooks", map[string]any{"target": "somesession"}, "scope is required when target is specified")
-}
-
-func TestHookKeySplit(t *testing.T) {
-	cases := []struct {
-		key  string
-		name string
-		idx  int // -1: none
-	}{
-		{"pane-focus-in[0]", "pane-focus-in", 0},
-		{"session-renamed[12]", "session-renamed", 12},
-		{"pane-exited", "pane-exited", -1},
-		{"odd[x]", "odd[x]", -1},
-	}
-	for _, tc := range cases {
-		name, idx := splitHookKey(tc.key)
-		got := -1
-		if idx != nil {
-			got = *idx
-		}
-		if name != tc.name || got != tc.idx {
-			t.Errorf("splitHookKey(%q) = %q %d", tc.key, name, got)
-		}
-	}
 }

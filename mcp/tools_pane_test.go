@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fleetmux/fleetmux/mcp/tools"
 	"github.com/fleetmux/fleetmux/tmux/tmuxtest"
 )
 
@@ -190,9 +191,9 @@ func TestPanePasteTextLoadErrors(t *testing.T) {
 	if err := os.WriteFile(slow, []byte("#!/bin/sh\ncase \" $* \" in *\" load-buffer \"*) exec sleep 10;; esac\nexec "+tb+" \"$@\"\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	old := pasteLoadTimeout
-	pasteLoadTimeout = 300 * time.Millisecond
-	t.Cleanup(func() { pasteLoadTimeout = old })
+	old := tools.PasteLoadTimeout
+	tools.PasteLoadTimeout = 300 * time.Millisecond
+	t.Cleanup(func() { tools.PasteLoadTimeout = old })
 	e.setVar("LIBTMUX_TMUX_BIN", slow)
 	start := time.Now()
 	res := e.fail("paste_text", map[string]any{"text": "x", "pane_id": pane}, "load-buffer timeout after 5s for 'libtmux_mcp_")
@@ -216,30 +217,6 @@ func (e *testEnv) paneTmuxOut(args ...string) (string, error) {
 }
 
 // ---- capture_pane (§10.6, §13.9) ----
-
-func TestPaneTailLines(t *testing.T) {
-	lines := []string{"a", "b", "c"}
-	n := func(i int) *int { return &i }
-	for _, tt := range []struct {
-		limit   *int
-		kept    string
-		trunc   bool
-		dropped int
-	}{
-		{nil, "abc", false, 0},
-		{n(5), "abc", false, 0},
-		{n(3), "abc", false, 0},
-		{n(2), "bc", true, 1},
-		{n(0), "abc", true, 3},
-		{n(-1), "bc", true, 4},
-		{n(-5), "", true, 8},
-	} {
-		kept, trunc, dropped := paneTailLines(lines, tt.limit)
-		if strings.Join(kept, "") != tt.kept || trunc != tt.trunc || dropped != tt.dropped {
-			t.Errorf("limit %v: got %q %v %d, want %q %v %d", tt.limit, kept, trunc, dropped, tt.kept, tt.trunc, tt.dropped)
-		}
-	}
-}
 
 func TestPaneCapturePane(t *testing.T) {
 	e := newEnv(t)
@@ -280,7 +257,7 @@ func TestPaneCapturePane(t *testing.T) {
 func TestPaneSnapshot(t *testing.T) {
 	e := newEnv(t)
 	_, pane := e.paneLinesWindow(20)
-	var s PaneSnapshot
+	var s tools.PaneSnapshot
 	e.ok("snapshot_pane", map[string]any{"pane_id": pane}, &s)
 	if s.PaneID != pane || s.Content != paneNumbered(1, 20) || s.ContentTruncated || s.ContentTruncatedLines != 0 {
 		t.Fatalf("snapshot %+v", s)
@@ -330,7 +307,7 @@ func TestPaneSnapshotShortReply(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.setVar("LIBTMUX_TMUX_BIN", wrapper)
-	var s PaneSnapshot
+	var s tools.PaneSnapshot
 	e.ok("snapshot_pane", map[string]any{"pane_id": pane}, &s)
 	if s.PaneWidth != 0 || s.PaneHeight != 0 || s.HistorySize != 0 || s.Title != nil || s.PaneCurrentCommand != nil ||
 		s.PaneCurrentPath != nil || s.PanePid != nil || s.PaneLeft != nil || s.PaneAtTop != nil || s.PaneDead != nil || s.PaneInMode {
@@ -814,7 +791,7 @@ func TestPaneCopyMode(t *testing.T) {
 	if p.PaneID != pane {
 		t.Fatalf("enter %+v", p)
 	}
-	var s PaneSnapshot
+	var s tools.PaneSnapshot
 	e.ok("snapshot_pane", map[string]any{"pane_id": pane}, &s)
 	if !s.PaneInMode || s.PaneMode == nil || *s.PaneMode != "copy-mode" || s.ScrollPosition == nil || *s.ScrollPosition != 0 {
 		t.Fatalf("in copy mode: %+v", s)

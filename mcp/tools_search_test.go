@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/fleetmux/fleetmux/mcp/tools"
 )
 
 func TestSearchPanes(t *testing.T) {
@@ -16,13 +18,13 @@ func TestSearchPanes(t *testing.T) {
 	e.shSettle(other)
 	e.shSync(other, "printf '%s_%s 123\\n' needle beta")
 
-	search := func(args map[string]any) SearchPanesResult {
+	search := func(args map[string]any) tools.SearchPanesResult {
 		t.Helper()
-		var r SearchPanesResult
+		var r tools.SearchPanesResult
 		e.ok("search_panes", args, &r)
 		return r
 	}
-	ids := func(r SearchPanesResult) []string {
+	ids := func(r tools.SearchPanesResult) []string {
 		out := []string{}
 		for _, m := range r.Matches {
 			out = append(out, m.PaneID)
@@ -123,10 +125,10 @@ func TestSearchPanesOrderingAndWrap(t *testing.T) {
 	}
 	e.shSync(p0, "printf 'ORDER%s\\n' MARK")
 	panes = append(panes, p0)
-	sort.Slice(panes, func(i, j int) bool { return paneIDLess(panes[i], panes[j]) })
-	var r SearchPanesResult
+	sort.Slice(panes, func(i, j int) bool { return tools.PaneIDLess(panes[i], panes[j]) })
+	var r tools.SearchPanesResult
 	waitFor(t, "12 panes to show the marker", func() bool {
-		r = SearchPanesResult{}
+		r = tools.SearchPanesResult{}
 		e.ok("search_panes", map[string]any{"pattern": "ORDERMARK"}, &r)
 		return len(r.Matches) == 12
 	})
@@ -134,7 +136,7 @@ func TestSearchPanesOrderingAndWrap(t *testing.T) {
 	for _, m := range r.Matches {
 		got = append(got, m.PaneID)
 	}
-	if strings.Join(got, " ") != strings.Join(panes, " ") || !paneIDLess("%2", "%10") || !paneIDLess("%10", "weird") || paneIDLess("zzz", "weird") {
+	if strings.Join(got, " ") != strings.Join(panes, " ") || !tools.PaneIDLess("%2", "%10") || !tools.PaneIDLess("%10", "weird") || tools.PaneIDLess("zzz", "weird") {
 		t.Fatalf("order %v, want %v", got, panes)
 	}
 

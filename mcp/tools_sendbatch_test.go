@@ -5,12 +5,13 @@ import (
 	"testing"
 
 	"github.com/fleetmux/fleetmux/mcp/pyfmt"
+	"github.com/fleetmux/fleetmux/mcp/tools"
 )
 
 func TestSendKeysBatchOrderAndErrors(t *testing.T) {
 	e := shEnv(t)
 	pane := e.firstPane()
-	var r SendKeysBatchResult
+	var r tools.SendKeysBatchResult
 	e.ok("send_keys_batch", map[string]any{"operations": []any{
 		map[string]any{"keys": "printf '%s_%s\\n' BATCH ONE", "pane_id": pane},
 		map[string]any{"keys": "printf '%s_%s\\n' BATCH TWO", "session_name": "fixture"},
@@ -31,7 +32,7 @@ func TestSendKeysBatchOrderAndErrors(t *testing.T) {
 	e.shSettle(pane)
 
 	const hint = "Pane not found: Pane not found: %999\nCall list_panes to discover valid pane ids."
-	r = SendKeysBatchResult{}
+	r = tools.SendKeysBatchResult{}
 	e.ok("send_keys_batch", map[string]any{"on_error": "continue", "operations": []any{
 		map[string]any{"keys": "printf '%s_%s\\n' CONT A", "pane_id": pane},
 		map[string]any{"keys": "echo never", "pane_id": "%999"},
@@ -46,7 +47,7 @@ func TestSendKeysBatchOrderAndErrors(t *testing.T) {
 	waitFor(t, "CONT_B", func() bool { return strings.Contains(e.shScreen(pane), "CONT_B") })
 	e.shSettle(pane)
 
-	r = SendKeysBatchResult{}
+	r = tools.SendKeysBatchResult{}
 	e.ok("send_keys_batch", map[string]any{"operations": []any{
 		map[string]any{"keys": "printf '%s_%s\\n' STOP A", "pane_id": pane},
 		map[string]any{"keys": "echo never", "window_id": "@999"},
@@ -85,7 +86,7 @@ func TestSendKeysBatchBytesAndTimeout(t *testing.T) {
 		tag     string
 		timeout any
 	}{{"plain", nil}, {"bounded", 5}} {
-		var r SendKeysBatchResult
+		var r tools.SendKeysBatchResult
 		e.ok("send_keys_batch", map[string]any{"operations": ops(tc.tag), "timeout": tc.timeout}, &r)
 		if r.Succeeded != 2 || r.Failed != 0 {
 			t.Fatalf("%s: %+v", tc.tag, r)
@@ -101,7 +102,7 @@ func TestSendKeysBatchBytesAndTimeout(t *testing.T) {
 	// An expired deadline fails the row with the timeout text and the
 	// requested pane id.
 	for _, timeout := range []float64{0, -1} {
-		var r SendKeysBatchResult
+		var r tools.SendKeysBatchResult
 		e.ok("send_keys_batch", map[string]any{"timeout": timeout, "on_error": "continue", "operations": []any{
 			map[string]any{"keys": "never", "pane_id": catPane},
 			map[string]any{"keys": "never", "pane_id": "%4242"},

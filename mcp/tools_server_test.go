@@ -3,6 +3,8 @@ package mcp
 import (
 	"strings"
 	"testing"
+
+	"github.com/fleetmux/fleetmux/mcp/tools"
 )
 
 func TestListSessions(t *testing.T) {
@@ -85,7 +87,7 @@ func TestCreateSessionAndServerInfo(t *testing.T) {
 	}
 	e.fail("create_session", map[string]any{"environment": "{bad"}, "Invalid environment JSON")
 	e.fail("create_session", map[string]any{"environment": "[1]"}, "environment must be a JSON object")
-	var info ServerInfo
+	var info tools.ServerInfo
 	e.ok("get_server_info", nil, &info)
 	if !info.IsAlive || info.SessionCount != 4 || info.Version == nil || *info.SocketName != e.socket {
 		t.Fatalf("server info %+v", info)
@@ -106,7 +108,7 @@ func TestKillServerGuard(t *testing.T) {
 
 func TestListServers(t *testing.T) {
 	e := newEnv(t)
-	var servers []ServerInfo
+	var servers []tools.ServerInfo
 	e.result("list_servers", nil, &servers)
 	found := false
 	for _, s := range servers {

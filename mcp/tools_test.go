@@ -3,40 +3,43 @@ package mcp
 import (
 	"strings"
 	"testing"
+
+	"github.com/fleetmux/fleetmux/mcp/surface"
+	"github.com/fleetmux/fleetmux/mcp/tools"
 )
 
 // TestToolTable joins the surface to the tool table: every published tool
 // has exactly one definition and every definition is published.
 func TestToolTable(t *testing.T) {
-	specs := append(append(append([]*toolSpec(nil), spec.Tools...), spec.FleetTools...), jobToolSpecs()...)
-	tools, err := joinTools(specs, toolDefs)
+	specs := append(append(append([]*surface.Tool(nil), surface.Spec.Tools...), surface.Spec.FleetTools...), surface.JobTools()...)
+	joined, err := joinTools(specs, tools.Defs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(tools) != len(specs) || len(specs) != 60 {
-		t.Fatalf("%d tools joined from %d specs, want 60", len(tools), len(specs))
+	if len(joined) != len(specs) || len(specs) != 60 {
+		t.Fatalf("%d tools joined from %d specs, want 60", len(joined), len(specs))
 	}
-	for _, tl := range tools {
-		if tl.def.run == nil {
+	for _, tl := range joined {
+		if tl.def.Handle == nil {
 			t.Errorf("%s: no handler", tl.spec.Name)
 		}
-		if tl.spec.NoHostParam && tl.def.merge != nil {
+		if tl.spec.NoHostParam && tl.def.Merge != nil {
 			t.Errorf("%s: a tool without a host cannot fan out", tl.spec.Name)
 		}
 	}
 }
 
 func TestToolTableMismatch(t *testing.T) {
-	specs := append([]*toolSpec(nil), spec.Tools...)
+	specs := append([]*surface.Tool(nil), surface.Spec.Tools...)
 	for _, tc := range []struct {
 		name  string
-		specs []*toolSpec
-		defs  []toolDef
+		specs []*surface.Tool
+		defs  []tools.Def
 		want  string
 	}{
-		{"missing definition", specs, toolDefs[1:], "has no definition"},
-		{"extra definition", specs, append(append([]toolDef(nil), toolDefs...), toolDef{name: "nope"}), "not in the surface"},
-		{"duplicate", specs, append(append([]toolDef(nil), toolDefs...), toolDefs[0]), "defined twice"},
+		{"missing definition", specs, tools.Defs[1:], "has no definition"},
+		{"extra definition", specs, append(append([]tools.Def(nil), tools.Defs...), tools.Def{Name: "nope"}), "not in the surface"},
+		{"duplicate", specs, append(append([]tools.Def(nil), tools.Defs...), tools.Defs[0]), "defined twice"},
 	} {
 		_, err := joinTools(tc.specs, tc.defs)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/fleetmux/fleetmux/mcp/tools"
 )
 
 // watchClient is a second MCP client on the test server that records
@@ -220,8 +222,8 @@ func TestWaitForTextTailCap(t *testing.T) {
 	if res.IsError || !r.Found {
 		t.Fatalf("burst: %+v %s", r, text(res))
 	}
-	if len(r.Tail) > 20 || joinedSize(r.Tail) > 2000 || len(r.MatchedLines) > 20 {
-		t.Fatalf("tail not capped: %d lines, %d bytes", len(r.Tail), joinedSize(r.Tail))
+	if len(r.Tail) > 20 || tools.JoinedSize(r.Tail) > 2000 || len(r.MatchedLines) > 20 {
+		t.Fatalf("tail not capped: %d lines, %d bytes", len(r.Tail), tools.JoinedSize(r.Tail))
 	}
 }
 

@@ -6,6 +6,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/fleetmux/fleetmux/mcp/surface"
+	"github.com/fleetmux/fleetmux/mcp/tools"
 )
 
 func TestParseToolsets(t *testing.T) {
@@ -42,10 +45,10 @@ func TestParseToolsets(t *testing.T) {
 // field of its row), and the sizes are what the README documents.
 func TestToolsetTable(t *testing.T) {
 	count := map[string]int{}
-	for _, d := range toolDefs {
-		count[d.set]++
-		if ToolsetOf(d.name) != d.set {
-			t.Errorf("ToolsetOf(%s) = %q", d.name, ToolsetOf(d.name))
+	for _, d := range tools.Defs {
+		count[d.Set]++
+		if ToolsetOf(d.Name) != d.Set {
+			t.Errorf("ToolsetOf(%s) = %q", d.Name, ToolsetOf(d.Name))
 		}
 	}
 	want := map[string]int{"sessions": 8, "windows": 9, "panes": 13, "io": 10, "wait": 3, "buffers": 4, "options": 4, "hooks": 2, "batch": 3, "fleet": 1, "jobs": 3}
@@ -61,9 +64,9 @@ func TestToolsetTable(t *testing.T) {
 	if _, err := New(Options{Toolsets: []string{"nope"}}); err == nil || !strings.Contains(err.Error(), "valid toolsets") {
 		t.Errorf("New with an unknown toolset: %v", err)
 	}
-	defs := append([]toolDef(nil), toolDefs...)
-	defs[0].set = "nope"
-	if _, err := joinTools(spec.Tools, defs); err == nil || !strings.Contains(err.Error(), "unknown toolset") {
+	defs := append([]tools.Def(nil), tools.Defs...)
+	defs[0].Set = "nope"
+	if _, err := joinTools(surface.Spec.Tools, defs); err == nil || !strings.Contains(err.Error(), "unknown toolset") {
 		t.Errorf("joinTools with an unknown toolset: %v", err)
 	}
 }

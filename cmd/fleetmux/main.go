@@ -24,6 +24,7 @@ import (
 	"github.com/fleetmux/fleetmux/cmd/internal/doctor"
 	"github.com/fleetmux/fleetmux/mcp"
 	"github.com/fleetmux/fleetmux/mcp/age"
+	"github.com/fleetmux/fleetmux/mcp/stdio"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -490,7 +491,7 @@ func serve(g *globalFlags, stderr io.Writer) int {
 	defer cleanup()
 	log.Info("fleetmux serving MCP on stdio", "name", mcp.ProductName, "version", version,
 		"server_info", mcp.ServerName+" "+mcp.ServerVersion, "pid", os.Getpid())
-	if err := srv.Run(ctx, mcp.NewStdioTransport(os.Stdin, os.Stdout, log)); err != nil {
+	if err := srv.Run(ctx, stdio.NewTransport(os.Stdin, os.Stdout, log)); err != nil {
 		log.Warn("session ended", "error", err)
 	}
 	return 0

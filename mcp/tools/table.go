@@ -1,0 +1,176 @@
+package tools
+
+import (
+	"context"
+
+	"github.com/fleetmux/fleetmux/fleet/vocab"
+)
+
+// targetKind is what a tool acts on. Dispatch resolves it before the
+// handler runs, so a handler starts with its tmux server and target ready
+// (Call.srv, Call.session, Call.window, Call.pane).
+type targetKind int
+
+const (
+	// targetNone: the handler needs no tmux server (batches, list_hosts)
+	// or picks servers itself (list_servers).
+	targetNone targetKind = iota
+	// targetServer: the tmux server of socket_name (or LIBTMUX_SOCKET)
+	// on the call's host. Handlers that resolve their own target after
+	// argument checks use this kind.
+	targetServer
+	// targetSession: the server plus the session named by session_name
+	// or session_id.
+	targetSession
+	// targetWindow: the server plus the window named by window_id,
+	// window_index and the session parameters.
+	targetWindow
+	// targetPane: the server plus the pane named by pane_id or the
+	// session and window parameters.
+	targetPane
+)
+
+// mergeFunc merges the results of a listing tool run on several hosts.
+type mergeFunc func(outs []any) (any, error)
+
+// Def is everything about a tool that is not its published surface
+// (name, schema, tier and annotations come from surface.json and are
+// joined to the definition by name when the server is built).
+type Def struct {
+	Name string
+	// set is the tool's toolset (see toolsets): --toolsets shows only the
+	// tools of the sets it names.
+	Set string
+	// check validates arguments beyond their schema, before anything is
+	// resolved or run (nil: nothing to check).
+	Check func(c *Call) error
+	// target is resolved by dispatch before run.
+	Target targetKind
+	Handle handlerFunc
+	// merge, when set, lets the tool run on every host a pattern ("*",
+	// a glob) matches in fleet mode, merging the results with it.
+	Merge mergeFunc
+	// defaults overrides published parameter defaults with server
+	// settings (shown in the schema and applied by validation).
+	Defaults func(Settings) map[string]any
+	// limited caps the response size although the anchor does not mark
+	// the tool response-limited.
+	Limited bool
+}
+
+// handlerFunc runs a tool whose target is resolved.
+type handlerFunc func(ctx context.Context, c *Call) (any, error)
+
+// Defs is every tool fleetmux serves, in the anchor's order, then the
+// fleet-only tools. TestToolTable checks it against the surface.
+var Defs = []Def{
+	// Batches run other tools through the whole pipeline.
+	{Name: "call_readonly_tools_batch", Set: "batch", Handle: batchHandler(vocab.TierReadonly)},
+	{Name: "call_mutating_tools_batch", Set: "batch", Handle: batchHandler(vocab.TierMutating)},
+	{Name: "call_destructive_tools_batch", Set: "batch", Handle: batchHandler(vocab.TierDestructive)},
+
+	// Server.
+	{Name: "list_sessions", Set: "sessions", Target: targetServer, Handle: listSessions, Merge: mergeLists},
+	{Name: "list_servers", Set: "sessions", Handle: listServers, Merge: mergeLists},
+	{Name: "create_session", Set: "sessions", Target: targetServer, Check: checkCreateSession, Handle: createSession},
+	{Name: "kill_server", Set: "sessions", Target: targetServer, Handle: killServer},
+	{Name: "get_server_info", Set: "sessions", Target: targetServer, Handle: getServerInfo, Merge: mergeServerInfo},
+
+	// Sessions.
+	{Name: "list_windows", Set: "windows", Target: targetServer, Handle: listWindows, Merge: mergeLists},
+	{Name: "get_session_info", Set: "sessions", Target: targetSession, Handle: getSessionInfo},
+	{Name: "create_window", Set: "windows", Target: targetServer, Check: checkSpawnEnv, Handle: createWindow},
+	{Name: "rename_session", Set: "sessions", Target: targetServer, Check: checkRenameSession, Handle: renameSession},
+	{Name: "kill_session", Set: "sessions", Target: targetServer, Check: checkKillSession, Handle: killSession},
+	{Name: "select_window", Set: "windows", Target: targetServer, Check: checkSelectWindow, Handle: selectWindow},
+
+	// Windows.
+	{Name: "list_panes", Set: "panes", Target: targetServer, Handle: listPanes, Merge: mergeLists},
+	{Name: "get_window_info", Set: "windows", Target: targetWindow, Handle: getWindowInfo},
+	{Name: "split_window", Set: "panes", Target: targetServer, Check: checkSpawnEnv, Handle: splitWindow},
+	{Name: "rename_window", Set: "windows", Target: targetServer, Handle: renameWindow},
+	{Name: "kill_window", Set: "windows", Target: targetServer, Handle: killWindow},
+	{Name: "select_layout", Set: "windows", Target: targetServer, Check: checkLayout, Handle: selectLayout},
+	{Name: "resize_window", Set: "windows", Target: targetServer, Handle: resizeWindow},
+	{Name: "move_window", Set: "windows", Target: targetWindow, Handle: moveWindow},
+
+	// Panes: keys and output.
+	{Name: "send_keys", Set: "io", Target: targetServer, Handle: toolSendKeys},
+	{Name: "send_keys_batch", Set: "io", Target: targetServer, Handle: sendKeysBatch},
+	{Name: "run_command", Set: "io", Target: targetServer, Check: checkRunCommand, Handle: runCommand,
+		Defaults: func(st Settings) map[string]any { return map[string]any{"suppress_history": st.SuppressHistory} }},
+	{Name: "capture_pane", Set: "io", Target: targetServer, Handle: toolCapturePane},
+	{Name: "capture_since", Set: "io", Target: targetServer, Check: checkCaptureSince, Handle: captureSince},
+
+	// Panes: lifecycle and layout.
+	{Name: "resize_pane", Set: "panes", Target: targetServer, Check: checkResizePane, Handle: toolResizePane},
+	{Name: "kill_pane", Set: "panes", Target: targetServer, Handle: toolKillPane},
+	{Name: "respawn_pane", Set: "panes", Target: targetServer, Check: checkSpawnEnv, Handle: toolRespawnPane},
+	{Name: "set_pane_title", Set: "panes", Target: targetServer, Handle: toolSetPaneTitle},
+	{Name: "get_pane_info", Set: "panes", Target: targetPane, Handle: toolGetPaneInfo},
+	{Name: "find_pane_by_position", Set: "panes", Target: targetWindow, Handle: toolFindPaneByPosition},
+	{Name: "clear_pane", Set: "io", Target: targetServer, Handle: toolClearPane},
+	{Name: "search_panes", Set: "io", Target: targetServer, Check: checkSearchPattern, Handle: searchPanes, Merge: mergeSearch},
+	{Name: "wait_for_text", Set: "wait", Target: targetServer, Handle: waitForText},
+	{Name: "snapshot_pane", Set: "io", Target: targetServer, Handle: toolSnapshotPane},
+	{Name: "select_pane", Set: "panes", Target: targetServer, Check: checkSelectPane, Handle: toolSelectPane},
+	{Name: "swap_pane", Set: "panes", Target: targetServer, Handle: toolSwapPane},
+	{Name: "pipe_pane", Set: "panes", Target: targetServer, Handle: toolPipePane},
+	{Name: "display_message", Set: "io", Target: targetServer, Check: checkDisplayFormat, Handle: toolDisplayMessage, Limited: true},
+	{Name: "enter_copy_mode", Set: "panes", Target: targetServer, Handle: toolEnterCopyMode},
+	{Name: "exit_copy_mode", Set: "panes", Target: targetServer, Handle: toolExitCopyMode},
+	{Name: "paste_text", Set: "io", Target: targetServer, Handle: toolPasteText},
+
+	// Options, environment, hooks.
+	{Name: "show_option", Set: "options", Target: targetServer, Check: checkOptionName, Handle: showOption},
+	{Name: "set_option", Set: "options", Target: targetServer, Check: checkOptionName, Handle: setOption},
+	{Name: "show_environment", Set: "options", Target: targetServer, Handle: showEnvironment},
+	{Name: "set_environment", Set: "options", Target: targetServer, Handle: setEnvironment},
+
+	// Channels and buffers.
+	{Name: "wait_for_channel", Set: "wait", Target: targetServer, Handle: waitForChannel},
+	{Name: "signal_channel", Set: "wait", Target: targetServer, Handle: signalChannel},
+	{Name: "load_buffer", Set: "buffers", Target: targetServer, Handle: loadBuffer},
+	{Name: "paste_buffer", Set: "buffers", Target: targetServer, Check: checkBufferArg, Handle: pasteBuffer},
+	{Name: "show_buffer", Set: "buffers", Target: targetServer, Check: checkBufferArg, Handle: showBuffer},
+	{Name: "delete_buffer", Set: "buffers", Target: targetServer, Check: checkBufferArg, Handle: deleteBuffer},
+	{Name: "show_hooks", Set: "hooks", Target: targetServer, Handle: showHooks},
+	{Name: "show_hook", Set: "hooks", Target: targetServer, Check: checkHookName, Handle: showHook},
+
+	// Fleet mode only (surface_fleet.json).
+	{Name: "list_hosts", Set: "fleet", Handle: listHosts},
+
+	// Extensions: fleet mode or --extensions (surface_jobs.json).
+	{Name: "get_job", Set: "jobs", Check: checkJobID, Handle: getJob},
+	{Name: "list_jobs", Set: "jobs", Check: checkListJobs, Handle: listJobs},
+	{Name: "cancel_job", Set: "jobs", Check: checkJobID, Handle: cancelJob},
+}
+
+// Run checks the arguments, resolves the tool's target and runs it.
+func (d *Def) Run(ctx context.Context, c *Call) (any, error) {
+	if d.Check != nil {
+		if err := d.Check(c); err != nil {
+			return nil, err
+		}
+	}
+	if d.Target == targetNone {
+		return d.Handle(ctx, c)
+	}
+	srv, err := c.Tmux(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c.srv = srv
+	switch d.Target {
+	case targetSession:
+		c.session, err = c.resolveSession(ctx, srv)
+	case targetWindow:
+		c.window, err = c.resolveWindow(ctx, srv)
+	case targetPane:
+		c.pane, err = c.resolvePane(ctx, srv)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return d.Handle(ctx, c)
+}
