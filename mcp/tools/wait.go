@@ -93,13 +93,11 @@ func (b *boundedTmux) historyLimit(ctx context.Context, paneID string) (int, err
 	return parseHistoryLimit(out), nil
 }
 
-// parseHistoryLimit reads #{history_limit}; anything else is 0.
+// parseHistoryLimit reads #{history_limit} leniently: where capture_since
+// refuses a reply that is not a number (parseLimit), a wait reads it as 0.
 func parseHistoryLimit(out []string) int {
-	if len(out) == 0 || !allASCIIDigits(out[0]) {
-		return 0
-	}
-	n, err := strconv.Atoi(out[0])
-	if err != nil {
+	n, err := parseLimit(out)
+	if err != nil || n < 0 {
 		return 0
 	}
 	return n
