@@ -208,7 +208,7 @@ func tailLines(lines []string, max *int) ([]string, bool, int) {
 	return pyfmt.SliceFrom(lines, -*max), true, len(lines) - *max
 }
 
-// Output filter for run_command. The patterns are the anchor's
+// Output filter for run_command. The patterns are the reference's
 // (constants.RUN_COMMAND_FILTER_STATUS_RE / _WAIT_RE, Python syntax);
 // pyRegexToRE2 rewrites the parts RE2 lacks.
 const (

@@ -174,7 +174,7 @@ func startPolls(ctx context.Context, bg *sync.WaitGroup, b *boundedTmux, target 
 			if !time.Now().Before(deadline) {
 				return
 			}
-			// Never wait past the deadline (the anchor sleeps the whole
+			// Never wait past the deadline (the reference sleeps the whole
 			// interval, so interval=3600 with timeout=8 blocked an hour).
 			select {
 			case <-p.quit:
@@ -367,7 +367,7 @@ func replyFailed(name string, r tmux.Reply) error {
 	return nil
 }
 
-// resolvePane applies the §5.3 precedence through bounded listings.
+// resolvePane applies the reference's target precedence through bounded listings.
 func (b *boundedTmux) resolvePane(ctx context.Context, paneID, sessionName, sessionID, windowID *string) (string, error) {
 	if paneID != nil {
 		rows, err := b.lines(ctx, tmux.ListIDs("pane", ""))
