@@ -11,10 +11,11 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/fleetmux/fleetmux/transport/nettest"
 )
 
 // EnvBin names the variable that picks the tmux binary the tests run: a
@@ -172,39 +173,7 @@ func SweepSockets(pid int) {
 // close at the test's cleanup, which waits for serve to return.
 func FakeSocket(t testing.TB, path string, serve func(net.Conn)) {
 	t.Helper()
-	ln, err := net.Listen("unix", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var (
-		mu    sync.Mutex
-		conns []net.Conn
-		wg    sync.WaitGroup
-	)
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-			wg.Add(1)
-			go func() { defer wg.Done(); serve(c) }()
-		}
-	}()
-	t.Cleanup(func() {
-		_ = ln.Close()
-		mu.Lock()
-		for _, c := range conns {
-			_ = c.Close()
-		}
-		mu.Unlock()
-		wg.Wait()
-	})
+	nettest.Listen(t, "unix", path).Serve(serve)
 }
 
 // Hold keeps a connection open, reading nothing, until the test ends.

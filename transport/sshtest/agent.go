@@ -4,9 +4,9 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 
+	"github.com/fleetmux/fleetmux/transport/nettest"
 	"golang.org/x/crypto/ssh/agent"
 )
 
@@ -27,44 +27,10 @@ func StartAgent(t testing.TB, keys ...any) string {
 		t.Fatal(err)
 	}
 	sock := filepath.Join(dir, "agent.sock")
-	ln, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	conns := map[net.Conn]bool{}
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns[c] = true
-			mu.Unlock()
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				agent.ServeAgent(ring, c)
-				c.Close()
-				mu.Lock()
-				delete(conns, c)
-				mu.Unlock()
-			}()
-		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		mu.Lock()
-		for c := range conns {
-			c.Close()
-		}
-		mu.Unlock()
-		wg.Wait()
-		os.RemoveAll(dir)
+	t.Cleanup(func() { os.RemoveAll(dir) }) // runs after the listener's cleanup
+	nettest.Listen(t, "unix", sock).Serve(func(c net.Conn) {
+		agent.ServeAgent(ring, c)
+		c.Close()
 	})
 	return sock
 }

@@ -40,6 +40,7 @@ import (
 	"golang.org/x/crypto/ssh/knownhosts"
 
 	"github.com/fleetmux/fleetmux/tmux/tmuxtest"
+	"github.com/fleetmux/fleetmux/transport/nettest"
 )
 
 // SSHDPath is where Debian's openssh-server puts sshd.
@@ -630,35 +631,9 @@ func (e *Env) WriteSSHConfig(path string, opts SSHConfigOptions, hosts ...*Host)
 // listener and its connections close when the test ends.
 func HungHost(t testing.TB) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var conns []net.Conn
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		<-done
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range conns {
-			c.Close()
-		}
-	})
-	return ln.Addr().String()
+	l := nettest.Listen(t, "tcp", "127.0.0.1:0")
+	l.Serve(nil)
+	return l.Addr()
 }
 
 // FreePort returns a TCP port on 127.0.0.1 that was free a moment ago.
