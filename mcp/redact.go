@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"slices"
 	"strconv"
 	"unicode/utf8"
 
@@ -182,7 +183,7 @@ func summarizeOperation(op *pyfmt.OMap, depth int) *pyfmt.OMap {
 	}
 	for _, k := range op.Keys() {
 		v := get(op, k)
-		if !typeAllowed(sendKeysOperationTypes[k], pyfmt.TypeName(v)) {
+		if !slices.Contains(sendKeysOperationTypes[k], pyfmt.TypeName(v)) {
 			out.Set(k, redactedShape(v))
 			continue
 		}
@@ -191,15 +192,6 @@ func summarizeOperation(op *pyfmt.OMap, depth int) *pyfmt.OMap {
 		out.Set(k, get(summarizeArgs(single, depth), k))
 	}
 	return out
-}
-
-func typeAllowed(allowed []string, name string) bool {
-	for _, a := range allowed {
-		if a == name {
-			return true
-		}
-	}
-	return false
 }
 
 // digest returns {"len": <code points>, "sha256_prefix": <12 hex digits>}.

@@ -29,6 +29,7 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -570,7 +571,7 @@ func (h *Host) KnownHostsLines(opts KnownHostsOptions) []string {
 	}
 	var out []string
 	for _, k := range h.HostKeys {
-		if opts.KeyTypes != nil && !contains(opts.KeyTypes, k.Type()) {
+		if opts.KeyTypes != nil && !slices.Contains(opts.KeyTypes, k.Type()) {
 			continue
 		}
 		n := name
@@ -691,15 +692,6 @@ func ParentPID(pid int) int {
 	}
 	pp, _ := strconv.Atoi(f[1])
 	return pp
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func writeFile(t testing.TB, path string, data []byte, mode os.FileMode) {
