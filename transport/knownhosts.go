@@ -214,6 +214,17 @@ var plainHostKeyAlgos = []string{
 	ssh.KeyAlgoRSASHA512, ssh.KeyAlgoRSASHA256, ssh.KeyAlgoRSA,
 }
 
+// certAlgos maps a plain key algorithm to its certificate algorithm
+// (ssh-rsa aside: algosForKey orders its SHA-2 variants).
+var certAlgos = map[string]string{
+	ssh.KeyAlgoED25519:    ssh.CertAlgoED25519v01,
+	ssh.KeyAlgoECDSA256:   ssh.CertAlgoECDSA256v01,
+	ssh.KeyAlgoECDSA384:   ssh.CertAlgoECDSA384v01,
+	ssh.KeyAlgoECDSA521:   ssh.CertAlgoECDSA521v01,
+	ssh.KeyAlgoSKED25519:  ssh.CertAlgoSKED25519v01,
+	ssh.KeyAlgoSKECDSA256: ssh.CertAlgoSKECDSA256v01,
+}
+
 // algosForKey maps a key type from known_hosts to the algorithms that
 // present it; ssh-rsa keys sign with SHA-2 first.
 func algosForKey(keyType string, cert bool) []string {
@@ -224,19 +235,8 @@ func algosForKey(keyType string, cert bool) []string {
 		return []string{ssh.KeyAlgoRSASHA512, ssh.KeyAlgoRSASHA256, ssh.KeyAlgoRSA}
 	}
 	if cert {
-		switch keyType {
-		case ssh.KeyAlgoED25519:
-			return []string{ssh.CertAlgoED25519v01}
-		case ssh.KeyAlgoECDSA256:
-			return []string{ssh.CertAlgoECDSA256v01}
-		case ssh.KeyAlgoECDSA384:
-			return []string{ssh.CertAlgoECDSA384v01}
-		case ssh.KeyAlgoECDSA521:
-			return []string{ssh.CertAlgoECDSA521v01}
-		case ssh.KeyAlgoSKED25519:
-			return []string{ssh.CertAlgoSKED25519v01}
-		case ssh.KeyAlgoSKECDSA256:
-			return []string{ssh.CertAlgoSKECDSA256v01}
+		if c, ok := certAlgos[keyType]; ok {
+			return []string{c}
 		}
 		return nil
 	}
