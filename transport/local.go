@@ -83,22 +83,30 @@ func WithDefaultDeadline(ctx context.Context) (context.Context, context.CancelFu
 // LocalTimeout) in its own process group, which is killed whole when the
 // deadline passes.
 type Local struct {
-	mu       sync.Mutex
-	resolved map[string]string
+	paths PathCache
 }
 
 // NewLocal returns a local runner.
-func NewLocal() *Local { return &Local{resolved: map[string]string{}} }
+func NewLocal() *Local { return &Local{} }
 
-func (l *Local) lookPath(name string) (string, error) {
+// PathCache resolves a program name with exec.LookPath, remembering the
+// answer per value of PATH (PATH can change between calls; tests do
+// this). A name with a slash is used as it is. The zero value is ready;
+// it is safe for concurrent use.
+type PathCache struct {
+	mu       sync.Mutex
+	resolved map[string]string // PATH and name → binary
+}
+
+// LookPath resolves name as exec.LookPath does, cached.
+func (pc *PathCache) LookPath(name string) (string, error) {
 	if strings.Contains(name, "/") {
 		return name, nil
 	}
-	// PATH can change between calls (tests do this); cache per PATH value.
 	key := os.Getenv("PATH") + "\x00" + name
-	l.mu.Lock()
-	p, ok := l.resolved[key]
-	l.mu.Unlock()
+	pc.mu.Lock()
+	p, ok := pc.resolved[key]
+	pc.mu.Unlock()
 	if ok {
 		return p, nil
 	}
@@ -106,9 +114,12 @@ func (l *Local) lookPath(name string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	l.mu.Lock()
-	l.resolved[key] = p
-	l.mu.Unlock()
+	pc.mu.Lock()
+	if pc.resolved == nil {
+		pc.resolved = map[string]string{}
+	}
+	pc.resolved[key] = p
+	pc.mu.Unlock()
 	return p, nil
 }
 
@@ -117,7 +128,7 @@ func (l *Local) Run(ctx context.Context, argv []string, stdin []byte) (Result, e
 	if err := checkArgv(argv); err != nil {
 		return Result{}, fmt.Errorf("local: %w", err)
 	}
-	path, err := l.lookPath(argv[0])
+	path, err := l.paths.LookPath(argv[0])
 	if err != nil {
 		return Result{}, fmt.Errorf("local: %s: %w", argv[0], ErrNotFound)
 	}

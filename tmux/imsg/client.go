@@ -178,8 +178,8 @@ func (r Request) argv() []string {
 // stdout, stderr and exit status byte for byte. It is safe for
 // concurrent use; one Client serves every server of a process.
 type Client struct {
+	paths    transport.PathCache // resolves the binary like transport.Local
 	mu       sync.Mutex
-	resolved map[string]string   // PATH and name → binary
 	mismatch map[nativeSock]bool // sockets whose server answered MSG_VERSION
 
 	handled atomic.Int64 // commands run over the socket (tests)
@@ -206,7 +206,7 @@ type nativeSock struct {
 //
 // FLEETMUX_TMUX_EXEC=1 in the environment declines every request.
 func New() *Client {
-	return &Client{resolved: map[string]string{}, mismatch: map[nativeSock]bool{}}
+	return &Client{mismatch: map[nativeSock]bool{}}
 }
 
 // Handled is how many requests the client ran over a socket.
@@ -339,8 +339,8 @@ func (n *Client) prepare(ctx context.Context, req Request) (nativeCall, bool) {
 	if bin == "" || strings.HasPrefix(bin, "-") { // a login client (CLIENT_LOGIN)
 		return call, false
 	}
-	resolved, ok := n.lookPath(bin)
-	if !ok {
+	resolved, err := n.paths.LookPath(bin)
+	if err != nil {
 		return call, false
 	}
 	if call.proto, _ = nativeBinary(ctx, resolved); call.proto == nil || wantsBinary(req.Cmds) {
@@ -371,28 +371,6 @@ func (n *Client) prepare(ctx context.Context, req Request) (nativeCall, bool) {
 		return call, false
 	}
 	return call, true
-}
-
-// lookPath resolves bin like transport.Local does (cached per PATH).
-func (n *Client) lookPath(bin string) (string, bool) {
-	if strings.Contains(bin, "/") {
-		return bin, true
-	}
-	key := os.Getenv("PATH") + "\x00" + bin
-	n.mu.Lock()
-	p, ok := n.resolved[key]
-	n.mu.Unlock()
-	if ok {
-		return p, true
-	}
-	p, err := exec.LookPath(bin)
-	if err != nil {
-		return "", false
-	}
-	n.mu.Lock()
-	n.resolved[key] = p
-	n.mu.Unlock()
-	return p, true
 }
 
 // nativeBinKey identifies one binary file.
