@@ -60,39 +60,13 @@ func checkBufferName(name string) error {
 	return nil
 }
 
-// bufferCmd runs one buffer subcommand bounded by BufferTimeout and maps
-// expiry and non-zero exits to the reference's messages. fail renders the
-// failure text from tmux's stderr (or Python's CalledProcessError text).
-func bufferCmd(ctx context.Context, srv *tmux.Server, timeoutMsg string, fail func(detail string) string, cmd tmux.Cmd) (*tmux.Output, error) {
-	bctx, cancel := context.WithTimeout(ctx, BufferTimeout)
-	defer cancel()
-	out, err := srv.Exec(bctx, cmd)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		if bctx.Err() != nil {
-			return nil, Expectedf("%s", timeoutMsg)
-		}
-		return nil, err
-	}
-	if out.ExitCode != 0 {
-		detail := decodedStderr(out)
-		if detail == "" {
-			detail = calledProcessError(srv, out, cmd)
-		}
-		return nil, Expectedf("%s", fail(detail))
-	}
-	return out, nil
-}
-
-// namedBufferCmd is bufferCmd for a command on the buffer the call
+// namedBufferCmd is boundedCmd for a command on the buffer the call
 // names (buffer_name, checked by checkBufferArg), whose messages name it:
 // "show-buffer failed for 'NAME': ...". It returns the name too.
 func namedBufferCmd(c *Call, ctx context.Context, build func(name string) tmux.Cmd) (*tmux.Output, string, error) {
 	name := c.Args.StrOr("buffer_name", "")
 	cmd := build(name)
-	out, err := bufferCmd(ctx, c.srv,
+	out, err := boundedCmd(ctx, c.srv, BufferTimeout,
 		cmd.Name()+" timeout after 5s for "+pyfmt.Repr(name),
 		func(d string) string { return cmd.Name() + " failed for " + pyfmt.Repr(name) + ": " + d },
 		cmd)
@@ -110,7 +84,7 @@ func loadBuffer(ctx context.Context, c *Call) (any, error) {
 	// The content goes through the tmux client's stdin rather than a
 	// temporary file, so it works the same on a remote host.
 	content := []byte(c.Args.StrOr("content", ""))
-	_, err = bufferCmd(ctx, srv,
+	_, err = boundedCmd(ctx, srv, BufferTimeout,
 		"load-buffer timeout after 5s for "+pyfmt.Repr(name),
 		func(d string) string { return "load-buffer failed: " + d },
 		tmux.LoadBuffer(name, content))

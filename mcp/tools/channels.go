@@ -46,6 +46,33 @@ func calledProcessError(srv *tmux.Server, out *tmux.Output, cmd tmux.Cmd) string
 	return fmt.Sprintf("Command '%s' returned non-zero exit status %d.", pyfmt.List(argv), out.ExitCode)
 }
 
+// boundedCmd runs cmd bounded by timeout and maps expiry and non-zero
+// exits to the reference's messages (the buffer tools, signal_channel):
+// timeoutMsg on expiry; fail renders the failure text from tmux's stderr
+// (or Python's CalledProcessError text).
+func boundedCmd(ctx context.Context, srv *tmux.Server, timeout time.Duration, timeoutMsg string, fail func(detail string) string, cmd tmux.Cmd) (*tmux.Output, error) {
+	bctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	out, err := srv.Exec(bctx, cmd)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if bctx.Err() != nil {
+			return nil, Expectedf("%s", timeoutMsg)
+		}
+		return nil, err
+	}
+	if out.ExitCode != 0 {
+		detail := decodedStderr(out)
+		if detail == "" {
+			detail = calledProcessError(srv, out, cmd)
+		}
+		return nil, Expectedf("%s", fail(detail))
+	}
+	return out, nil
+}
+
 func waitForChannel(ctx context.Context, c *Call) (any, error) {
 	srv := c.srv
 	name := c.Args.StrOr("channel", "")
@@ -103,30 +130,18 @@ func channelServerAlive(ctx context.Context, srv *tmux.Server) (bool, error) {
 }
 
 func signalChannel(ctx context.Context, c *Call) (any, error) {
-	srv := c.srv
 	name := c.Args.StrOr("channel", "")
 	if err := checkChannel(name); err != nil {
 		return nil, err
 	}
-	signal := tmux.Signal(name)
-	sctx, cancel := context.WithTimeout(ctx, channelSignalTimeout)
-	defer cancel()
-	out, err := srv.Exec(sctx, signal)
+	_, err := boundedCmd(ctx, c.srv, channelSignalTimeout,
+		fmt.Sprintf("signal-channel timeout after 5.0s: channel %s", pyfmt.Repr(name)),
+		func(detail string) string {
+			return fmt.Sprintf("signal-channel failed for channel %s: %s", pyfmt.Repr(name), detail)
+		},
+		tmux.Signal(name))
 	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		if sctx.Err() != nil {
-			return nil, Expectedf("signal-channel timeout after 5.0s: channel %s", pyfmt.Repr(name))
-		}
 		return nil, err
-	}
-	if out.ExitCode != 0 {
-		detail := decodedStderr(out)
-		if detail == "" {
-			detail = calledProcessError(srv, out, signal)
-		}
-		return nil, Expectedf("signal-channel failed for channel %s: %s", pyfmt.Repr(name), detail)
 	}
 	return fmt.Sprintf("Channel %s signalled", pyfmt.Repr(name)), nil
 }
