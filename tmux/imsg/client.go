@@ -1058,6 +1058,54 @@ func (cv *nativeConv) write(s *nativeStream, b []byte) error {
 	return nil
 }
 
+// pathAt is the file name a file_*_open message carries after its
+// header of n bytes; "-" when it has none.
+func pathAt(data []byte, n int) string {
+	if len(data) > n {
+		return cstring(data[n:])
+	}
+	return "-"
+}
+
+// openStream is what file_write_open and file_read_open share: stream id
+// must be new; fd -1 opens path with flags as an object like kind, a
+// standard descriptor the open accepts (stdOK) is duplicated, any other
+// is EBADF. A refusal is answered with reply and returns a nil stream
+// (and the error of a failed open, if any).
+func (cv *nativeConv) openStream(id, fd int32, stdOK bool, path string, flags int, kind fdObject, reply func(syscall.Errno)) (*nativeStream, error) {
+	if cv.streams[id] != nil {
+		reply(syscall.EBADF)
+		return nil, nil
+	}
+	s := &nativeStream{fdnum: -1}
+	cv.streams[id] = s
+	switch {
+	case fd == -1:
+		f, errno, err := cv.open(path, flags)
+		if err != nil {
+			return nil, err
+		}
+		if errno != 0 {
+			reply(errno)
+			return nil, nil
+		}
+		o := &kind
+		o.f = f
+		s.obj, s.fdnum = o, cv.install(o)
+	case !stdOK:
+		reply(syscall.EBADF)
+		return nil, nil
+	default:
+		d, errno := cv.dupStd(int(fd))
+		if errno != 0 {
+			reply(errno)
+			return nil, nil
+		}
+		*s = *d
+	}
+	return s, nil
+}
+
 // writeOpen is file_write_open.
 func (cv *nativeConv) writeOpen(data []byte) error {
 	ne := binary.NativeEndian
@@ -1065,41 +1113,14 @@ func (cv *nativeConv) writeOpen(data []byte) error {
 		return badSize(msgWriteOpen, len(data))
 	}
 	id, fd, flags := int32(ne.Uint32(data)), int32(ne.Uint32(data[4:])), int32(ne.Uint32(data[8:]))
-	path := "-"
-	if len(data) > 12 {
-		path = cstring(data[12:])
-	}
 	reply := func(e syscall.Errno) {
 		cv.send(msgWriteReady, i32(id), i32(int32(e)))
 	}
-	if cv.streams[id] != nil {
-		reply(syscall.EBADF)
-		return nil
-	}
-	s := &nativeStream{fdnum: -1}
-	cv.streams[id] = s
-	switch {
-	case fd == -1:
-		f, errno, err := cv.open(path, int(flags)&(syscall.O_APPEND|syscall.O_TRUNC)|syscall.O_WRONLY|syscall.O_CREAT)
-		if err != nil {
-			return err
-		}
-		if errno != 0 {
-			reply(errno)
-			return nil
-		}
-		o := &fdObject{write: true, f: f}
-		s.obj, s.fdnum = o, cv.install(o)
-	case fd != 1 && fd != 2:
-		reply(syscall.EBADF)
-		return nil
-	default:
-		d, errno := cv.dupStd(int(fd))
-		if errno != 0 {
-			reply(errno)
-			return nil
-		}
-		*s = *d
+	s, err := cv.openStream(id, fd, fd == 1 || fd == 2, pathAt(data, 12),
+		int(flags)&(syscall.O_APPEND|syscall.O_TRUNC)|syscall.O_WRONLY|syscall.O_CREAT,
+		fdObject{write: true}, reply)
+	if s == nil {
+		return err
 	}
 	reply(0)
 	return nil
@@ -1115,41 +1136,13 @@ func (cv *nativeConv) readOpen(data []byte) error {
 		return badSize(msgReadOpen, len(data))
 	}
 	id, fd := int32(ne.Uint32(data)), int32(ne.Uint32(data[4:]))
-	path := "-"
-	if len(data) > 8 {
-		path = cstring(data[8:])
-	}
 	done := func(e syscall.Errno) {
 		cv.send(msgReadDone, i32(id), i32(int32(e)))
 	}
-	if cv.streams[id] != nil {
-		done(syscall.EBADF)
-		return nil
-	}
-	s := &nativeStream{fdnum: -1}
-	cv.streams[id] = s
-	switch {
-	case fd == -1:
-		f, errno, err := cv.open(path, syscall.O_RDONLY)
-		if err != nil {
-			return err
-		}
-		if errno != 0 {
-			done(errno)
-			return nil
-		}
-		o := &fdObject{read: true, readable: true, f: f}
-		s.obj, s.fdnum = o, cv.install(o)
-	case fd != 0:
-		done(syscall.EBADF)
-		return nil
-	default:
-		d, errno := cv.dupStd(0)
-		if errno != 0 {
-			done(errno)
-			return nil
-		}
-		*s = *d
+	s, err := cv.openStream(id, fd, fd == 0, pathAt(data, 8), syscall.O_RDONLY,
+		fdObject{read: true, readable: true}, done)
+	if s == nil {
+		return err
 	}
 	if o := s.obj; o.read && o.readable && o.f != nil {
 		chunk := make([]byte, nativeMaxData-4)
