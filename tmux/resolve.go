@@ -507,11 +507,18 @@ func PaneChange(ctx context.Context, s *Server, t PaneTarget, act func(paneID st
 	if err != nil {
 		return nil, err
 	}
+	return judgeRefreshed(s, cmds, replies, refreshPaneCmd(id), PaneFields, id, pickRefreshedPane)
+}
+
+// judgeRefreshed ends PaneChange and WindowChange: cmds judged as Do
+// judges them, then the object id picked from the re-read (refresh, the
+// last of replies).
+func judgeRefreshed(s *Server, cmds []Cmd, replies []Reply, refresh Cmd, fields []string, id string, pick func(string, []Attrs, error) (Attrs, error)) (Attrs, error) {
 	if err := s.Judge(cmds, replies); err != nil {
 		return nil, err
 	}
-	rows, err := rowsOf(s, refreshPaneCmd(id), replies[len(replies)-1], PaneFields)
-	return pickRefreshedPane(id, rows, err)
+	rows, err := rowsOf(s, refresh, replies[len(replies)-1], fields)
+	return pick(id, rows, err)
 }
 
 // WindowChange is PaneChange for the window named by id: act's commands,
@@ -538,11 +545,7 @@ func WindowChange(ctx context.Context, s *Server, id string, resolved bool, act 
 	if err != nil {
 		return nil, err
 	}
-	if err := s.Judge(cmds, replies); err != nil {
-		return nil, err
-	}
-	rows, err := rowsOf(s, refreshWindowCmd(wid), replies[len(replies)-1], WindowFields)
-	return pickRefreshedWindow(wid, rows, err)
+	return judgeRefreshed(s, cmds, replies, refreshWindowCmd(wid), WindowFields, wid, pickRefreshedWindow)
 }
 
 // Judge is the error of cmds, sent in one request with Batch (replies
