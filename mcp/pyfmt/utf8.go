@@ -25,37 +25,36 @@ func DecodeReplace(b []byte) string {
 	return sb.String()
 }
 
+// utf8Leads is Unicode's table of well-formed UTF-8 byte sequences
+// (Table 3-7) by lead byte: how many continuation bytes follow, and the
+// range of the first one (later ones are 0x80..0xbf).
+var utf8Leads = []struct{ from, to, need, lo, hi byte }{
+	{0xc2, 0xdf, 1, 0x80, 0xbf},
+	{0xe0, 0xe0, 2, 0xa0, 0xbf},
+	{0xe1, 0xec, 2, 0x80, 0xbf},
+	{0xed, 0xed, 2, 0x80, 0x9f},
+	{0xee, 0xef, 2, 0x80, 0xbf},
+	{0xf0, 0xf0, 3, 0x90, 0xbf},
+	{0xf1, 0xf3, 3, 0x80, 0xbf},
+	{0xf4, 0xf4, 3, 0x80, 0x8f},
+}
+
 // invalidSubpart is the length of the maximal prefix of b that starts a
 // well-formed UTF-8 sequence without completing it (at least 1).
 func invalidSubpart(b []byte) int {
-	lead := b[0]
-	var need int
-	lo, hi := byte(0x80), byte(0xbf)
-	switch {
-	case lead >= 0xc2 && lead <= 0xdf:
-		need = 1
-	case lead == 0xe0:
-		need, lo = 2, 0xa0
-	case lead == 0xed:
-		need, hi = 2, 0x9f
-	case lead >= 0xe1 && lead <= 0xef:
-		need = 2
-	case lead == 0xf0:
-		need, lo = 3, 0x90
-	case lead == 0xf4:
-		need, hi = 3, 0x8f
-	case lead >= 0xf1 && lead <= 0xf3:
-		need = 3
-	default:
-		return 1
-	}
-	n := 1
-	for k := 0; k < need && n < len(b); k++ {
-		c := b[n]
-		if k == 0 && (c < lo || c > hi) || k > 0 && (c < 0x80 || c > 0xbf) {
-			break
+	for _, l := range utf8Leads {
+		if b[0] < l.from || b[0] > l.to {
+			continue
 		}
-		n++
+		n := 1
+		for k := 0; k < int(l.need) && n < len(b); k++ {
+			c := b[n]
+			if k == 0 && (c < l.lo || c > l.hi) || k > 0 && (c < 0x80 || c > 0xbf) {
+				break
+			}
+			n++
+		}
+		return n
 	}
-	return n
+	return 1
 }
