@@ -217,12 +217,7 @@ func PaneByID(ctx context.Context, s *Server, id string) (Attrs, error) {
 // effects. The replies are those of read's commands.
 func PaneRead(ctx context.Context, s *Server, t PaneTarget, read func(paneID string) []Cmd) (Attrs, []Reply, error) {
 	if t.PaneID == nil || !IsPaneID(*t.PaneID) {
-		p, err := ResolvePane(ctx, s, t)
-		if err != nil {
-			return nil, nil, err
-		}
-		replies, err := s.Batch(ctx, read(p["pane_id"])...)
-		return p, replies, err
+		return resolveThenBatch(ctx, s, t, read)
 	}
 	id := *t.PaneID
 	listing := paneListing(PaneFields)
@@ -238,6 +233,18 @@ func PaneRead(ctx context.Context, s *Server, t PaneTarget, read func(paneID str
 	return p, replies[1:], nil
 }
 
+// resolveThenBatch is PaneRead's and PaneAct's way for a target that is
+// not a plain pane id: the pane resolved first, then cmds' commands for
+// its id in a request of their own.
+func resolveThenBatch(ctx context.Context, s *Server, t PaneTarget, cmds func(paneID string) []Cmd) (Attrs, []Reply, error) {
+	p, err := ResolvePane(ctx, s, t)
+	if err != nil {
+		return nil, nil, err
+	}
+	replies, err := s.Batch(ctx, cmds(p["pane_id"])...)
+	return p, replies, err
+}
+
 // PaneAct is PaneRead for commands with side effects: when t names a
 // plain pane id, one request lists the panes, checks in tmux that the
 // pane is listed exactly once (UniqueWindow: its window has one link), and
@@ -249,12 +256,7 @@ func PaneRead(ctx context.Context, s *Server, t PaneTarget, read func(paneID str
 // itself (a deadline while act waits, say) the returned row is nil.
 func PaneAct(ctx context.Context, s *Server, t PaneTarget, act func(paneID string) []Cmd) (Attrs, []Reply, error) {
 	if t.PaneID == nil || !IsPaneID(*t.PaneID) {
-		p, err := ResolvePane(ctx, s, t)
-		if err != nil {
-			return nil, nil, err
-		}
-		replies, err := s.Batch(ctx, act(p["pane_id"])...)
-		return p, replies, err
+		return resolveThenBatch(ctx, s, t, act)
 	}
 	return actOn(ctx, s, paneListing(PaneFields), PaneFields, "pane_id", *t.PaneID, &PaneNotFoundError{ID: *t.PaneID}, act)
 }
