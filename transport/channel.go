@@ -10,7 +10,6 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"golang.org/x/crypto/ssh"
@@ -177,29 +176,16 @@ type cmdChannel struct {
 	out  chan frame // stdout frames
 	errs chan frame // stderr frames
 
-	dead     chan struct{}
-	deadOnce sync.Once
-	deadErr  error
+	ending // when and why the channel broke
 
 	idleSince time.Time // when it last went back to the idle pool (under conn.pmu)
-}
-
-func (cc *cmdChannel) isDead() bool {
-	select {
-	case <-cc.dead:
-		return true
-	default:
-		return false
-	}
 }
 
 // fail marks the channel broken and closes it (idempotent). Closing the
 // session closes the loop's stdin: the loop kills a running command and
 // exits.
 func (cc *cmdChannel) fail(err error) {
-	cc.deadOnce.Do(func() {
-		cc.deadErr = err
-		close(cc.dead)
+	cc.end(err, func() {
 		cc.ch.Close()
 		cc.conn.channelGone(cc)
 	})
@@ -232,7 +218,7 @@ func (cc *cmdChannel) readFrames(r io.Reader, dst chan<- frame) {
 			from = 0
 			select {
 			case dst <- f:
-			case <-cc.dead:
+			case <-cc.done:
 				return
 			}
 		}
@@ -280,7 +266,7 @@ func (c *sshConn) startLoop(ctx context.Context, sch ssh.Channel, reqs <-chan *s
 		marker: []byte(hex.EncodeToString(m)),
 		out:    make(chan frame),
 		errs:   make(chan frame),
-		dead:   make(chan struct{}),
+		ending: ending{done: make(chan struct{})},
 	}
 	ok := c.s.spawn(func() { cc.readFrames(sch, cc.out) }) &&
 		c.s.spawn(func() { cc.readFrames(sch.Stderr(), cc.errs) }) &&
@@ -288,7 +274,7 @@ func (c *sshConn) startLoop(ctx context.Context, sch ssh.Channel, reqs <-chan *s
 			select {
 			case <-cc.sess.exited:
 				cc.fail(errors.New("remote command loop exited"))
-			case <-cc.dead:
+			case <-cc.done:
 			}
 		})
 	if !ok {
@@ -317,8 +303,8 @@ func (c *sshConn) startLoop(ctx context.Context, sch ssh.Channel, reqs <-chan *s
 			if f.trailer == "r" {
 				ready++
 			}
-		case <-cc.dead:
-			err = cc.deadErr
+		case <-cc.done:
+			err = cc.err
 		case <-timer.C:
 			err = fmt.Errorf("no answer within %s", connectTimeout(&c.s.cfg))
 		}
@@ -375,14 +361,14 @@ func (cc *cmdChannel) run(ctx context.Context, line string, stdin []byte) (Resul
 				return protocolErr("stderr", f)
 			}
 			res.Stderr, gotErr, started = f.data, true, true
-		case <-cc.dead:
+		case <-cc.done:
 			if ctx.Err() != nil {
 				return res, started, ctx.Err()
 			}
-			if errors.Is(cc.deadErr, ErrOutputTooLarge) {
-				return Result{}, started, cc.deadErr
+			if errors.Is(cc.err, ErrOutputTooLarge) {
+				return Result{}, started, cc.err
 			}
-			return res, started, fmt.Errorf("command channel: %w", cc.deadErr)
+			return res, started, fmt.Errorf("command channel: %w", cc.err)
 		}
 	}
 	return res, true, nil

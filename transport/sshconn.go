@@ -32,9 +32,7 @@ type sshConn struct {
 	// (SSHOptions.MaxStreams), on top of sem.
 	streamSem chan struct{}
 
-	done      chan struct{} // closed when the connection is dead
-	closeOnce sync.Once
-	err       error // why it died; set before done is closed
+	ending // when and why the connection died
 
 	pmu        sync.Mutex
 	idle       []*cmdChannel // channels ready for a command
@@ -51,25 +49,41 @@ func newSSHConn(s *SSH, client *ssh.Client, hops []*ssh.Client) *sshConn {
 		since:     time.Now(),
 		sem:       make(chan struct{}, s.opts.MaxSessions),
 		streamSem: make(chan struct{}, s.opts.MaxStreams),
-		done:      make(chan struct{}),
+		ending:    ending{done: make(chan struct{})},
 		changed:   make(chan struct{}),
 	}
 }
 
-func (c *sshConn) isDead() bool {
+// ending is an end that comes once: done is closed when it comes, and
+// err, set before, says why. A connection and a command channel embed it.
+type ending struct {
+	done chan struct{}
+	once sync.Once
+	err  error
+}
+
+func (e *ending) isDead() bool {
 	select {
-	case <-c.done:
+	case <-e.done:
 		return true
 	default:
 		return false
 	}
 }
 
+// end records err as the cause, closes done and runs then, the first time
+// only.
+func (e *ending) end(err error, then func()) {
+	e.once.Do(func() {
+		e.err = err
+		close(e.done)
+		then()
+	})
+}
+
 // close tears the connection down (idempotent); err is the cause.
 func (c *sshConn) close(err error) {
-	c.closeOnce.Do(func() {
-		c.err = err
-		close(c.done)
+	c.end(err, func() {
 		closeClients(c.client, c.hops)
 		c.pmu.Lock()
 		idle := c.idle
