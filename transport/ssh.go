@@ -180,11 +180,7 @@ func (s *SSH) spawn(f func()) bool {
 	if s.closed {
 		return false
 	}
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		f()
-	}()
+	s.wg.Go(f)
 	return true
 }
 
@@ -305,11 +301,7 @@ func (s *SSH) connection(ctx context.Context) (*sshConn, error) {
 	if call == nil {
 		call = &dialCall{done: make(chan struct{})}
 		s.dialing = call
-		s.wg.Add(1)
-		go func() {
-			defer s.wg.Done()
-			s.runDial(call)
-		}()
+		s.wg.Go(func() { s.runDial(call) })
 	}
 	s.mu.Unlock()
 	select {

@@ -502,15 +502,14 @@ func (c *sshConn) keepalive() {
 	replies := make(chan error, 1)
 	send := func() {
 		start := time.Now()
-		c.s.wg.Add(1) // c is live, so the runner is not past Close's Wait
-		go func() {
-			defer c.s.wg.Done()
+		// c is live, so the runner is not past Close's Wait.
+		c.s.wg.Go(func() {
 			_, _, err := c.client.SendRequest("keepalive@openssh.com", true, nil)
 			if err == nil {
 				c.s.setRTT(time.Since(start))
 			}
 			replies <- err
-		}()
+		})
 	}
 	send()
 	outstanding := true
