@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -404,10 +406,7 @@ func (f *Fleet) Statuses(ctx context.Context) []HostInfo {
 func (f *Fleet) Close() error {
 	f.mu.Lock()
 	f.closed = true
-	rs := make([]*remote, 0, len(f.remotes))
-	for _, r := range f.remotes {
-		rs = append(rs, r)
-	}
+	rs := slices.Collect(maps.Values(f.remotes))
 	f.mu.Unlock()
 	if f.warmCancel != nil {
 		f.warmCancel()
