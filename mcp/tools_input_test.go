@@ -174,4 +174,3 @@ func boolStr(p *bool) string {
 	}
 	return "false"
 }
-
