@@ -9,7 +9,7 @@ func (s *Server) extended() bool { return s.opts.Extensions || s.opts.Backend.Fl
 
 // served reports whether this configuration serves the tool: extension
 // tools in fleet mode or with --extensions, the other fleet-only tools
-// (no host parameter: list_hosts) in fleet mode, the anchor's always.
+// (no host parameter: list_hosts) in fleet mode, the reference's always.
 func (s *Server) served(ts *surface.Tool) bool {
 	switch {
 	case surface.IsJobTool(ts.Name):
@@ -21,7 +21,7 @@ func (s *Server) served(ts *surface.Tool) bool {
 }
 
 // servedSpec is the spec a tool is served with: with the extensions on,
-// the anchor tools gain their extension parameters (run_command's detach)
+// the reference tools gain their extension parameters (run_command's detach)
 // and result fields; in local mode, fleet-only parameters are left out.
 func (s *Server) servedSpec(ts *surface.Tool) *surface.Tool {
 	if !s.extended() {

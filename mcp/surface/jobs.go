@@ -15,7 +15,7 @@ import (
 //go:embed surface_jobs.json
 var jobsSurfaceJSON []byte
 
-// ExtParam is a parameter the extensions add to an anchor tool, with its
+// ExtParam is a parameter the extensions add to a reference tool, with its
 // schema.
 type ExtParam struct {
 	Param

@@ -53,7 +53,7 @@ type Def struct {
 	// defaults overrides published parameter defaults with server
 	// settings (shown in the schema and applied by validation).
 	Defaults func(Settings) map[string]any
-	// limited caps the response size although the anchor does not mark
+	// limited caps the response size although the reference does not mark
 	// the tool response-limited.
 	Limited bool
 }
@@ -61,7 +61,7 @@ type Def struct {
 // handlerFunc runs a tool whose target is resolved.
 type handlerFunc func(ctx context.Context, c *Call) (any, error)
 
-// Defs is every tool fleetmux serves, in the anchor's order, then the
+// Defs is every tool fleetmux serves, in the reference's order, then the
 // fleet-only tools. TestToolTable checks it against the surface.
 var Defs = []Def{
 	// Batches run other tools through the whole pipeline.

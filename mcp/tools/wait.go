@@ -93,13 +93,11 @@ func (b *boundedTmux) historyLimit(ctx context.Context, paneID string) (int, err
 	return parseHistoryLimit(out), nil
 }
 
-// parseHistoryLimit reads #{history_limit}; anything else is 0.
+// parseHistoryLimit reads #{history_limit} leniently: where capture_since
+// refuses a reply that is not a number (parseLimit), a wait reads it as 0.
 func parseHistoryLimit(out []string) int {
-	if len(out) == 0 || !allASCIIDigits(out[0]) {
-		return 0
-	}
-	n, err := strconv.Atoi(out[0])
-	if err != nil {
+	n, err := parseLimit(out)
+	if err != nil || n < 0 {
 		return 0
 	}
 	return n
@@ -179,7 +177,7 @@ func startPolls(ctx context.Context, bg *sync.WaitGroup, b *boundedTmux, target 
 			if !time.Now().Before(deadline) {
 				return
 			}
-			// Never wait past the deadline (the anchor sleeps the whole
+			// Never wait past the deadline (the reference sleeps the whole
 			// interval, so interval=3600 with timeout=8 blocked an hour).
 			select {
 			case <-p.quit:
@@ -372,7 +370,7 @@ func replyFailed(name string, r tmux.Reply) error {
 	return nil
 }
 
-// resolvePane applies the §5.3 precedence through bounded listings.
+// resolvePane applies the reference's target precedence through bounded listings.
 func (b *boundedTmux) resolvePane(ctx context.Context, paneID, sessionName, sessionID, windowID *string) (string, error) {
 	if paneID != nil {
 		rows, err := b.lines(ctx, tmux.ListIDs("pane", ""))

@@ -115,7 +115,7 @@ func (p *watchedPolls) next() (pollResult, bool) {
 			st, rows, err := pollReplies(replies[0], replies[1], p.baseline)
 			return pollResult{seq: p.seq, st: st, rows: rows, err: err}, true
 		case <-tick:
-			// The anchor reports progress on every poll; a watched wait
+			// The reference reports progress on every poll; a watched wait
 			// reports it as often, without polling.
 			p.progress()
 		case <-wake:
