@@ -109,7 +109,7 @@ func TestPaneInputState(t *testing.T) {
 			}
 		})
 	}
-	// The other tools that answer a PaneInfo keep the anchor's model.
+	// The other tools that answer a PaneInfo keep the reference's model.
 	m := e.structured("set_pane_title", map[string]any{"pane_id": shell, "title": "t"})
 	if _, ok := m["waiting_for_input"]; ok {
 		t.Errorf("set_pane_title has waiting_for_input: %v", m)

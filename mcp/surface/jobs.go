@@ -49,7 +49,7 @@ func ToolExtModel(returns, tool string) string {
 }
 
 // BaseModel is the model an extended copy was made from (name itself for
-// a model of the anchor).
+// a model of the reference).
 func BaseModel(name string) string {
 	base, _, _ := strings.Cut(name, "+")
 	return base

@@ -15,7 +15,7 @@ import (
 // the pane waits for input (stop_on_input).
 
 // inputProbe prepares the probe of pane for the call's host, or nil when
-// the extensions are off (the anchor's requests stay as they are).
+// the extensions are off (the reference's requests stay as they are).
 func (c *Call) inputProbe(pane string) *ttyinput.Request {
 	if !c.env.Extended || !tmux.IsPaneID(pane) {
 		return nil
