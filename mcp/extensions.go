@@ -31,12 +31,15 @@ func (s *Server) servedSpec(ts *surface.Tool) *surface.Tool {
 	if params := surface.JobsSpec.Params[ts.Name]; len(params) > 0 {
 		out = surface.WithParams(out, params)
 	}
-	if _, ok := surface.Spec.Models[ts.Returns+surface.ExtModelSuffix]; ok {
-		if out == ts {
-			c := *ts
-			out = &c
+	for _, ext := range []string{surface.ToolExtModel(ts.Returns, ts.Name), ts.Returns + surface.ExtModelSuffix} {
+		if _, ok := surface.Spec.Models[ext]; ok {
+			if out == ts {
+				c := *ts
+				out = &c
+			}
+			out.Returns = ext
+			break
 		}
-		out.Returns = ts.Returns + surface.ExtModelSuffix
 	}
 	if !s.opts.Backend.Fleet() {
 		for _, jt := range surface.JobsSpec.Tools {

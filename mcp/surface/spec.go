@@ -315,7 +315,7 @@ func modelSchemaNested(name string, fleet, nested bool) *pyfmt.OMap {
 			required = append(required, f.Field)
 		}
 	}
-	if fleet && hostModels[name] {
+	if fleet && hostModels[BaseModel(name)] {
 		h := pyfmt.NewOMap()
 		h.Set("anyOf", []any{map[string]string{"type": "string"}, map[string]string{"type": "null"}})
 		h.Set("default", nil)

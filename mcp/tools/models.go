@@ -256,3 +256,25 @@ type PyFloat float64
 
 // MarshalJSON implements json.Marshaler.
 func (f PyFloat) MarshalJSON() ([]byte, error) { return []byte(pyfmt.Float(float64(f))), nil }
+
+// InputFields are the extension fields of get_pane_info and
+// snapshot_pane (fleet mode or --extensions): whether the pane's
+// foreground program waits for the user to type, and the state it is in
+// (package tmux/ttyinput); WaitingForInput is nil when that cannot be
+// told.
+type InputFields struct {
+	WaitingForInput *bool   `json:"waiting_for_input"`
+	InputState      *string `json:"input_state"`
+}
+
+// PaneInfoInput is get_pane_info's result with the extensions on.
+type PaneInfoInput struct {
+	PaneInfo
+	InputFields
+}
+
+// PaneSnapshotInput is snapshot_pane's result with the extensions on.
+type PaneSnapshotInput struct {
+	PaneSnapshot
+	InputFields
+}

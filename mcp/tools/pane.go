@@ -13,6 +13,7 @@ import (
 
 	"github.com/fleetmux/fleetmux/mcp/pyfmt"
 	"github.com/fleetmux/fleetmux/tmux"
+	"github.com/fleetmux/fleetmux/tmux/ttyinput"
 )
 
 // Pane tools: input (send_keys, paste_text), reading (capture_pane,
@@ -221,8 +222,10 @@ func toolSnapshotPane(ctx context.Context, c *Call) (any, error) {
 	for i, v := range snapshotFormatVars {
 		vars[i] = "#{" + v + "}"
 	}
+	var req *ttyinput.Request
 	p, replies, err := tmux.PaneRead(ctx, srv, paneTarget(c), func(id string) []tmux.Cmd {
-		return []tmux.Cmd{tmux.DisplayMessage(id, strings.Join(vars, tmux.Sep)), tmux.CapturePane(id, nil, nil)}
+		req = c.inputProbe(id)
+		return append([]tmux.Cmd{tmux.DisplayMessage(id, strings.Join(vars, tmux.Sep)), tmux.CapturePane(id, nil, nil)}, probeCmds(req)...)
 	})
 	if err != nil {
 		return nil, err
@@ -248,7 +251,7 @@ func toolSnapshotPane(ctx context.Context, c *Call) (any, error) {
 		}
 		return 0
 	}
-	return PaneSnapshot{
+	snap := PaneSnapshot{
 		PaneID:                id,
 		Content:               strings.Join(kept, "\n"),
 		CursorX:               num("cursor_x"),
@@ -271,7 +274,11 @@ func toolSnapshotPane(ctx context.Context, c *Call) (any, error) {
 		ContentTruncated:      truncated,
 		ContentTruncatedLines: dropped,
 		Host:                  c.HostField(),
-	}, nil
+	}
+	if !c.env.Extended {
+		return snap, nil
+	}
+	return PaneSnapshotInput{snap, c.inputFields(ctx, req, replies)}, nil
 }
 
 // checkDisplayFormat refuses what display_message must not expand: the
@@ -302,8 +309,26 @@ func toolDisplayMessage(ctx context.Context, c *Call) (any, error) {
 	return strings.Join(replies[0].Lines, "\n"), nil
 }
 
+// toolGetPaneInfo resolves the pane itself: with the extensions on, the
+// input probe goes in the same request as the pane's lookup
+// (tmux.PaneRead: one request for a plain pane id).
 func toolGetPaneInfo(ctx context.Context, c *Call) (any, error) {
-	return c.PaneInfo(c.pane, c.NewCallerCheck(ctx, c.srv)), nil
+	if !c.env.Extended {
+		p, err := c.resolvePane(ctx, c.srv)
+		if err != nil {
+			return nil, err
+		}
+		return c.PaneInfo(p, c.NewCallerCheck(ctx, c.srv)), nil
+	}
+	var req *ttyinput.Request
+	p, replies, err := tmux.PaneRead(ctx, c.srv, paneTarget(c), func(id string) []tmux.Cmd {
+		req = c.inputProbe(id)
+		return probeCmds(req)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return PaneInfoInput{c.PaneInfo(p, c.NewCallerCheck(ctx, c.srv)), c.inputFields(ctx, req, replies)}, nil
 }
 
 func toolKillPane(ctx context.Context, c *Call) (any, error) {

@@ -107,7 +107,7 @@ var Defs = []Def{
 	{Name: "kill_pane", Set: "panes", Target: targetServer, Handle: toolKillPane},
 	{Name: "respawn_pane", Set: "panes", Target: targetServer, Check: checkSpawnEnv, Handle: toolRespawnPane},
 	{Name: "set_pane_title", Set: "panes", Target: targetServer, Handle: toolSetPaneTitle},
-	{Name: "get_pane_info", Set: "panes", Target: targetPane, Handle: toolGetPaneInfo},
+	{Name: "get_pane_info", Set: "panes", Target: targetServer, Handle: toolGetPaneInfo},
 	{Name: "find_pane_by_position", Set: "panes", Target: targetWindow, Handle: toolFindPaneByPosition},
 	{Name: "clear_pane", Set: "io", Target: targetServer, Handle: toolClearPane},
 	{Name: "search_panes", Set: "io", Target: targetServer, Check: checkSearchPattern, Handle: searchPanes, Merge: mergeSearch},

@@ -122,6 +122,9 @@ type pollResult struct {
 	st   tmux.PaneState
 	rows []string
 	err  error
+	// wake: no poll, only a turn of the loop for the input check
+	// (stop_on_input) of a watched wait.
+	wake bool
 }
 
 // polls starts b.poll every period (at most maxPollsInFlight at once)
@@ -166,7 +169,7 @@ func startPolls(ctx context.Context, bg *sync.WaitGroup, b *boundedTmux, target 
 				defer p.wg.Done()
 				st, rows, err := b.poll(pctx, target, baseline)
 				select {
-				case p.out <- pollResult{seq, st, rows, err}:
+				case p.out <- pollResult{seq: seq, st: st, rows: rows, err: err}:
 				case <-p.quit: // the wait is over: nobody reads
 				}
 				<-slots
@@ -588,24 +591,40 @@ func waitForText(ctx context.Context, c *Call) (any, error) {
 		sawAlternate = entry.AlternateOn
 		lastRows     []string
 	)
+	var input *inputCheck
+	if c.env.Extended && c.Args.Bool("stop_on_input") {
+		input = &inputCheck{c: c, b: b, target: target}
+	}
 	var polls waitSource
 	progress := func() {
 		elapsed := time.Since(start).Seconds()
 		_ = c.deps.Progress(ctx, elapsed, effective, fmt.Sprintf("Waiting on pane %s: %.1fs elapsed, %.1fs left", target, elapsed, max(effective-elapsed, 0)))
 	}
+	woke := false
 loop:
 	for {
-		progress()
+		if !woke {
+			progress()
+		}
+		woke = false
 
 		st, rows := first.st, first.rows
 		if !first.ok {
 			if polls == nil {
-				polls = startWaitSource(ctx, c, b, target, baselineAbs, durSeconds(interval), deadline, progress)
+				polls = startWaitSource(ctx, c, b, target, baselineAbs, durSeconds(interval), deadline, progress, input.wake())
 				defer polls.stop()
 			}
 			r, more := polls.next()
 			if !more {
 				break
+			}
+			if r.wake {
+				if input.waiting(ctx) {
+					outcome = "input"
+					break loop
+				}
+				woke = true
+				continue
 			}
 			if r.err != nil {
 				if errors.As(r.err, new(pastDeadline)) {
@@ -655,6 +674,10 @@ loop:
 				break loop
 			}
 		}
+		if input.waiting(ctx) {
+			outcome = "input"
+			break loop
+		}
 		if !time.Now().Before(deadline) {
 			break
 		}
@@ -668,7 +691,7 @@ loop:
 	if outcome == "timeout" && sawAlternate {
 		outcome = "alternate_screen"
 	}
-	if !found {
+	if !found && outcome != "input" {
 		_ = c.deps.Warn(ctx, fmt.Sprintf("No match in pane %s before %ss timeout", target, pyfmt.Float(effective)))
 	}
 	w, wb := waitTailLines, waitTailBytes
