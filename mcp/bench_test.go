@@ -78,7 +78,7 @@ func BenchmarkGroupedText(b *testing.B) {
 	outs := make([]HostOutcome, 50)
 	separate := 0
 	for i := range outs {
-		r := RunCommandResult{PaneID: fmt.Sprintf("%%%d", i), ExitStatus: &status, Output: []string{"Already up to date.", "ok   github.com/x/y 0.4s", "PASS"}, ElapsedSeconds: 1.234, EffectiveTimeout: 60}
+		r := RunCommandResult{PaneID: fmt.Sprintf("%%%d", i), ExitStatus: &status, TailedOutput: TailedOutput{Output: []string{"Already up to date.", "ok   github.com/x/y 0.4s", "PASS"}}, ElapsedSeconds: 1.234, EffectiveTimeout: 60}
 		outs[i] = HostOutcome{Host: fmt.Sprintf("dev-%02d", i+1), Outcome: surface.OutcomeOK, Result: r}
 		separate += len(pyfmt.Compact(r))
 	}

@@ -24,6 +24,7 @@ type (
 	WindowInfo        = tools.WindowInfo
 	PaneInfo          = tools.PaneInfo
 	RunCommandResult  = tools.RunCommandResult
+	TailedOutput      = tools.TailedOutput
 	WaitForTextResult = tools.WaitForTextResult
 	Call              = tools.Call
 	ToolError         = tools.ToolError

@@ -179,7 +179,7 @@ func runDetached(ctx context.Context, c *Call) (any, error) {
 	c.env.Jobs.put(ctx, newJob(c, id, paneID, st, started, "detach", ""))
 	noteJob(ctx, id)
 	return RunCommandResult{
-		PaneID: paneID, Output: []string{}, ElapsedSeconds: PyFloat(time.Since(started).Seconds()),
+		PaneID: paneID, TailedOutput: TailedOutput{Output: []string{}}, ElapsedSeconds: PyFloat(time.Since(started).Seconds()),
 		EffectiveTimeout: PyFloat(min(runCommandTimeout(c), waitCeiling(c))),
 		JobID:            &id, Pending: true, Host: c.HostField(),
 	}, nil
@@ -257,7 +257,7 @@ func runWithDeadline(ctx context.Context, c *Call, effective, limit float64) (an
 		lines = r.Lines
 	}
 	result.ElapsedSeconds = PyFloat(time.Since(started).Seconds())
-	result.Output, result.OutputTruncated, result.OutputTruncatedLines = tailLines(filterRunCommandLines(lines, channel, statusOption), c.Args.Int("max_lines"))
+	result.TailedOutput = tailOutput(filterRunCommandLines(lines, channel, statusOption), c.Args.Int("max_lines"))
 	return result, nil
 }
 
@@ -583,24 +583,22 @@ func (s *Env) auditJobEnd(ctx context.Context, j Job) {
 
 // JobInfo is what get_job, list_jobs and cancel_job report for a job.
 type JobInfo struct {
-	JobID                string   `json:"job_id"`
-	Host                 string   `json:"host"`
-	PaneID               string   `json:"pane_id"`
-	Status               string   `json:"status"`
-	ExitStatus           *int     `json:"exit_status"`
-	StartedAt            string   `json:"started_at"`
-	EndedAt              *string  `json:"ended_at"`
-	ElapsedSeconds       PyFloat  `json:"elapsed_seconds"`
-	Origin               string   `json:"origin"`
-	CommandLen           int      `json:"command_len"`
-	CommandSHA256        string   `json:"command_sha256_prefix"`
-	SocketName           *string  `json:"socket_name"`
-	Output               []string `json:"output"`
-	OutputTruncated      bool     `json:"output_truncated"`
-	OutputTruncatedLines int      `json:"output_truncated_lines"`
-	LostReason           *string  `json:"lost_reason"`
-	PaneDeadStatus       *int     `json:"pane_dead_status"`
-	Error                *string  `json:"error"`
+	JobID          string  `json:"job_id"`
+	Host           string  `json:"host"`
+	PaneID         string  `json:"pane_id"`
+	Status         string  `json:"status"`
+	ExitStatus     *int    `json:"exit_status"`
+	StartedAt      string  `json:"started_at"`
+	EndedAt        *string `json:"ended_at"`
+	ElapsedSeconds PyFloat `json:"elapsed_seconds"`
+	Origin         string  `json:"origin"`
+	CommandLen     int     `json:"command_len"`
+	CommandSHA256  string  `json:"command_sha256_prefix"`
+	SocketName     *string `json:"socket_name"`
+	TailedOutput
+	LostReason     *string `json:"lost_reason"`
+	PaneDeadStatus *int    `json:"pane_dead_status"`
+	Error          *string `json:"error"`
 }
 
 // CancelJobResult is cancel_job's result.
@@ -616,7 +614,7 @@ func jobInfo(j Job, v jobView, maxLines *int) JobInfo {
 	info := JobInfo{
 		JobID: j.ID, Host: j.Host, PaneID: j.PaneID, Status: v.state, ExitStatus: v.exit,
 		StartedAt: j.Started.UTC().Format(jobTimeFormat), Origin: j.Origin,
-		CommandLen: j.CommandLen, CommandSHA256: j.CommandSHA256, Output: []string{},
+		CommandLen: j.CommandLen, CommandSHA256: j.CommandSHA256, TailedOutput: TailedOutput{Output: []string{}},
 	}
 	end := time.Now()
 	if v.state != JobRunning && !v.ended.IsZero() {
@@ -634,7 +632,7 @@ func jobInfo(j Job, v jobView, maxLines *int) JobInfo {
 		if other == "" {
 			other = j.StatusOption
 		}
-		info.Output, info.OutputTruncated, info.OutputTruncatedLines = tailLines(filterRunCommandLines(v.output, j.StatusOption, other), maxLines)
+		info.TailedOutput = tailOutput(filterRunCommandLines(v.output, j.StatusOption, other), maxLines)
 	}
 	if v.state == JobLost && v.reason != "" {
 		r := v.reason

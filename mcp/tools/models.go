@@ -146,16 +146,24 @@ type CaptureSinceResult struct {
 	TruncatedBytes int      `json:"truncated_bytes"`
 }
 
-// RunCommandResult is the reference's RunCommandResult result model.
-type RunCommandResult struct {
-	PaneID               string   `json:"pane_id"`
-	ExitStatus           *int     `json:"exit_status"`
-	TimedOut             bool     `json:"timed_out"`
-	ElapsedSeconds       PyFloat  `json:"elapsed_seconds"`
+// TailedOutput is a command's output lines cut to the last max_lines, as
+// run_command and the job tools report it; the result models embed it
+// where the reference lists these fields (encoding/json keeps them in
+// place).
+type TailedOutput struct {
 	Output               []string `json:"output"`
 	OutputTruncated      bool     `json:"output_truncated"`
 	OutputTruncatedLines int      `json:"output_truncated_lines"`
-	EffectiveTimeout     PyFloat  `json:"effective_timeout"`
+}
+
+// RunCommandResult is the reference's RunCommandResult result model.
+type RunCommandResult struct {
+	PaneID         string  `json:"pane_id"`
+	ExitStatus     *int    `json:"exit_status"`
+	TimedOut       bool    `json:"timed_out"`
+	ElapsedSeconds PyFloat `json:"elapsed_seconds"`
+	TailedOutput
+	EffectiveTimeout PyFloat `json:"effective_timeout"`
 	// Extensions only (never set in the reference's local mode): the job
 	// that carries on a command still running (detach, or the wait cut
 	// at --max-call-seconds), and the host in fleet mode.

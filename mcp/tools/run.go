@@ -130,21 +130,19 @@ func runCommand(ctx context.Context, c *Call) (any, error) {
 		lines = capOut.Lines()
 	}
 	visible := filterRunCommandLines(lines, channel, statusOption)
-	kept, truncated, dropped := tailLines(visible, c.Args.Int("max_lines"))
+	tailed := tailOutput(visible, c.Args.Int("max_lines"))
 	if printed != nil {
 		printed, _, _ = tailLines(printed, c.Args.Int("max_lines"))
 	}
 	return RunCommandResult{
-		printed:              printed,
-		PaneID:               paneID,
-		ExitStatus:           exitStatus,
-		TimedOut:             timedOut,
-		ElapsedSeconds:       PyFloat(elapsed),
-		Output:               kept,
-		OutputTruncated:      truncated,
-		OutputTruncatedLines: dropped,
-		EffectiveTimeout:     PyFloat(effective),
-		Host:                 c.HostField(),
+		printed:          printed,
+		PaneID:           paneID,
+		ExitStatus:       exitStatus,
+		TimedOut:         timedOut,
+		ElapsedSeconds:   PyFloat(elapsed),
+		TailedOutput:     tailed,
+		EffectiveTimeout: PyFloat(effective),
+		Host:             c.HostField(),
 	}, nil
 }
 
@@ -206,6 +204,12 @@ func tailLines(lines []string, max *int) ([]string, bool, int) {
 		return lines, false, 0
 	}
 	return pyfmt.SliceFrom(lines, -*max), true, len(lines) - *max
+}
+
+// tailOutput is tailLines as the result models report it.
+func tailOutput(lines []string, max *int) TailedOutput {
+	kept, truncated, dropped := tailLines(lines, max)
+	return TailedOutput{Output: kept, OutputTruncated: truncated, OutputTruncatedLines: dropped}
 }
 
 // Output filter for run_command. The patterns are the reference's
