@@ -6,8 +6,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/fleetmux/fleetmux/transport/nettest"
 )
 
 // DelayProxy listens on a free 127.0.0.1 port and forwards every
@@ -17,20 +15,47 @@ import (
 // the listener and its connections close when the test ends.
 func DelayProxy(t testing.TB, target string, oneWay time.Duration) string {
 	t.Helper()
-	l := nettest.Listen(t, "tcp", "127.0.0.1:0")
-	l.Serve(func(in net.Conn) {
-		out, err := net.Dial("tcp", target)
-		if err != nil {
-			in.Close()
-			return
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var (
+		mu    sync.Mutex
+		conns []net.Conn
+		wg    sync.WaitGroup
+	)
+	track := func(c net.Conn) {
+		mu.Lock()
+		conns = append(conns, c)
+		mu.Unlock()
+	}
+	wg.Go(func() {
+		for {
+			in, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			out, err := net.Dial("tcp", target)
+			if err != nil {
+				in.Close()
+				continue
+			}
+			track(in)
+			track(out)
+			wg.Go(func() { delayCopy(out, in, oneWay) })
+			wg.Go(func() { delayCopy(in, out, oneWay) })
 		}
-		l.Track(out)
-		var wg sync.WaitGroup
-		wg.Go(func() { delayCopy(out, in, oneWay) })
-		delayCopy(in, out, oneWay)
+	})
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		for _, c := range conns {
+			c.Close()
+		}
+		mu.Unlock()
 		wg.Wait()
 	})
-	return l.Addr()
+	return ln.Addr().String()
 }
 
 // delayCopy copies src to dst, each chunk written oneWay after it was
