@@ -131,8 +131,19 @@ func (m *subscriptions) subscribe(ctx context.Context, req *sdk.SubscribeRequest
 	}
 	ps := &paneSub{uri: uri, host: host, paneID: p["pane_id"], socket: p, sessions: map[*sdk.ServerSession]bool{}}
 	lctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	first, err := ps.look(lctx, m.s)
-	cancel()
+	defer cancel()
+	// The pane must exist, found as resources/read finds it.
+	srv, err := ps.server(lctx, m.s)
+	if err == nil {
+		_, err = resourcePane(lctx, srv, ps.paneID)
+	}
+	if re, ok := err.(*resourceError); ok {
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: re.msg}
+	}
+	var first string
+	if err == nil {
+		first, err = ps.look(lctx, m.s)
+	}
 	if err != nil {
 		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("Internal error: cannot subscribe to %s: %v", uri, err)}
 	}
