@@ -86,7 +86,9 @@ func (c *subClient) poke(host, pane, uri string, ok func(*sdk.ResourceUpdatedNot
 
 func anyUpdate(*sdk.ResourceUpdatedNotificationParams) bool { return true }
 
-func missedMark(p *sdk.ResourceUpdatedNotificationParams) bool { return p.Meta[mcp.MetaMayHaveMissed] == true }
+func missedMark(p *sdk.ResourceUpdatedNotificationParams) bool {
+	return p.Meta[mcp.MetaMayHaveMissed] == true
+}
 
 func (c *subClient) drain() {
 	for {
