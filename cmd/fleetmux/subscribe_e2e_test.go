@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -218,5 +220,104 @@ func TestSubscribeCapability(t *testing.T) {
 			t.Errorf("%v: resources.subscribe = %v, want %v", tc.args, got, tc.want)
 		}
 		c.cs.Close()
+	}
+}
+
+// BenchmarkSubscribe prints the latency of notifications/resources/updated
+// at 40 ms RTT (from the pane's own print to the client's receipt) and the
+// CPU of 50 subscribed panes on 3 hosts while they are silent (host side:
+// sshd and everything under it and the hosts' tmux server; and fleetmux).
+func BenchmarkSubscribe(b *testing.B) {
+	for b.Loop() {
+		wf := startWatchFleet(b, 40*time.Millisecond, false)
+		updates := make(chan string, 1024)
+		st, ct := sdk.NewInMemoryTransports()
+		if _, err := wf.srv.SDK().Connect(context.Background(), st, nil); err != nil {
+			b.Fatal(err)
+		}
+		cs, err := sdk.NewClient(&sdk.Implementation{Name: "sub-bench", Version: "0"}, &sdk.ClientOptions{
+			ResourceUpdatedHandler: func(_ context.Context, req *sdk.ResourceUpdatedNotificationRequest) {
+				select {
+				case updates <- req.Params.URI:
+				default:
+				}
+			}}).Connect(context.Background(), ct, &sdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		ctx := context.Background()
+		drain := func(d time.Duration) {
+			end := time.After(d)
+			for {
+				select {
+				case <-updates:
+				case <-end:
+					return
+				}
+			}
+		}
+
+		// Latency over the slow alias; keys typed over the fast one.
+		pane := wf.session(b, "wslow")
+		uri := paneURI(pane, "wslow")
+		if err := cs.Subscribe(ctx, &sdk.SubscribeParams{URI: uri}); err != nil {
+			b.Fatal(err)
+		}
+		var lats []time.Duration
+		for i := range 9 {
+			word := fmt.Sprintf("lat%d", i)
+			wf.call(b, "send_keys", map[string]any{"host": "w", "pane_id": pane, "keys": "clear; sleep 0.8; echo " + word + " $(date +%s%N)"})
+			drain(500 * time.Millisecond) // the typed line's own updates
+			var got time.Time
+			select {
+			case <-updates:
+				got = time.Now()
+			case <-time.After(10 * time.Second):
+				fmt.Fprintln(os.Stderr, "no update")
+				continue
+			}
+			time.Sleep(200 * time.Millisecond)
+			rr, err := cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: uri})
+			if err != nil || len(rr.Contents) == 0 {
+				fmt.Fprintf(os.Stderr, "read %s: %v\n", uri, err)
+				continue
+			}
+			for _, line := range strings.Split(rr.Contents[0].Text, "\n") {
+				f := strings.Fields(line)
+				if len(f) == 2 && f[0] == word {
+					if ns, err := strconv.ParseInt(f[1], 10, 64); err == nil {
+						lats = append(lats, got.Sub(time.Unix(0, ns)))
+					}
+				}
+			}
+		}
+		if len(lats) > 0 {
+			fmt.Fprintf(os.Stderr, "subscription latency at 40 ms RTT (pane print to notification): p50 %.1f ms (%v)\n", ms(p50(lats)), lats)
+		}
+		_ = cs.Unsubscribe(ctx, &sdk.UnsubscribeParams{URI: uri})
+
+		// 50 silent panes on 3 hosts.
+		hosts := []string{"w", "w2", "wslow"}
+		for i := range 50 {
+			h := hosts[i%len(hosts)]
+			p := wf.session(b, h)
+			if err := cs.Subscribe(ctx, &sdk.SubscribeParams{URI: paneURI(p, h)}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		hostPids := func() []int { return append([]int{wf.host.PID()}, sshtest.Descendants(wf.host.PID())...) }
+		var tmuxPids []int
+		_, txt, _ := wf.call(b, "display_message", map[string]any{"host": "w", "format_string": "#{pid}"})
+		if pid, err := strconv.Atoi(strings.TrimSpace(txt)); err == nil {
+			tmuxPids = append(tmuxPids, pid)
+		}
+		drain(2 * time.Second) // the shells start
+		h0, t0, s0, w0 := cpuOf(hostPids()), cpuOf(tmuxPids), selfCPU(), time.Now()
+		drain(5 * time.Second)
+		h1, t1, s1 := cpuOf(hostPids()), cpuOf(tmuxPids), selfCPU()
+		secs := time.Since(w0).Seconds()
+		hp, fp := (h1-h0+t1-t0).Seconds()/secs*100, (s1-s0).Seconds()/secs*100
+		fmt.Fprintf(os.Stderr, "50 subscribed silent panes on 3 hosts: host side %.2f%% + fleetmux %.2f%% = %.2f%% of a core\n", hp, fp, hp+fp)
+		cs.Close()
 	}
 }
