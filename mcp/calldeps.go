@@ -53,7 +53,7 @@ func (d *callDeps) Warn(ctx context.Context, msg string) error {
 	if d.req == nil || d.req.Session == nil {
 		return nil
 	}
-	//lint:ignore SA1019 warnings reach clients through MCP logging on purpose (the anchor sends them; deprecated only from 2026-07-28)
+	//lint:ignore SA1019 warnings reach clients through MCP logging on purpose (the reference sends them; deprecated only from 2026-07-28)
 	return d.req.Session.Log(ctx, &sdk.LoggingMessageParams{Level: "warning", Data: msg, Logger: "libtmux_mcp"})
 }
 

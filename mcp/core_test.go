@@ -225,7 +225,7 @@ func TestKillGuardLinkedCallerPane(t *testing.T) {
 	e.tmux("link-window", "-s", wid, "-t", "other:7")
 	e.setVar("TMUX", sock+",1,$0")
 	e.setVar("TMUX_PANE", pane)
-	// The caller's pane is listed once per session: the anchor's guard
+	// The caller's pane is listed once per session: the reference's guard
 	// lookup fails as ambiguous instead of letting the kill through.
 	e.fail("kill_session", map[string]any{"session_name": "other"}, "Ambiguous target: Multiple objects returned (2): pane_id='"+pane+"'")
 	e.fail("kill_window", map[string]any{"window_id": wid}, "Ambiguous target: Multiple objects returned (2): window_id='"+wid+"'")

@@ -9,7 +9,7 @@ func (s *Server) extended() bool { return s.opts.Extensions || s.opts.Backend.Fl
 
 // served reports whether this configuration serves the tool: extension
 // tools in fleet mode or with --extensions, the other fleet-only tools
-// (no host parameter: list_hosts) in fleet mode, the anchor's always.
+// (no host parameter: list_hosts) in fleet mode, the reference's always.
 func (s *Server) served(ts *surface.Tool) bool {
 	switch {
 	case surface.IsJobTool(ts.Name):
@@ -21,7 +21,7 @@ func (s *Server) served(ts *surface.Tool) bool {
 }
 
 // servedSpec is the spec a tool is served with: with the extensions on,
-// the anchor tools gain their extension parameters (run_command's detach)
+// the reference tools gain their extension parameters (run_command's detach)
 // and result fields; in local mode, fleet-only parameters are left out.
 func (s *Server) servedSpec(ts *surface.Tool) *surface.Tool {
 	if !s.extended() {
@@ -31,12 +31,15 @@ func (s *Server) servedSpec(ts *surface.Tool) *surface.Tool {
 	if params := surface.JobsSpec.Params[ts.Name]; len(params) > 0 {
 		out = surface.WithParams(out, params)
 	}
-	if _, ok := surface.Spec.Models[ts.Returns+surface.ExtModelSuffix]; ok {
-		if out == ts {
-			c := *ts
-			out = &c
+	for _, ext := range []string{surface.ToolExtModel(ts.Returns, ts.Name), ts.Returns + surface.ExtModelSuffix} {
+		if _, ok := surface.Spec.Models[ext]; ok {
+			if out == ts {
+				c := *ts
+				out = &c
+			}
+			out.Returns = ext
+			break
 		}
-		out.Returns = ts.Returns + surface.ExtModelSuffix
 	}
 	if !s.opts.Backend.Fleet() {
 		for _, jt := range surface.JobsSpec.Tools {

@@ -9,7 +9,7 @@ import (
 const instructionsMaxBytes = 2048
 
 // The fixed segments of the server instructions, in our
-// words. Tests pin the markers agents and the anchor's suite look for.
+// words. Tests pin the markers agents and the reference's suite look for.
 var instructionSegments = []string{
 	"tmux hierarchy: server > session > window > pane. Target panes by pane_id (e.g. '%1'); ids are stable, names and indexes are not. Targeted tmux tools accept socket_name (default: LIBTMUX_SOCKET); list_servers finds sockets under TMUX_TMPDIR plus any extra_socket_paths.",
 	"TRIGGERS: 'pane', 'split', 'this terminal', 'send keys', 'scrollback', 'copy mode' and ids with '%', '@' or '$' mean tmux. ANTI-TRIGGERS: browser tabs, editor splits (VS Code, Cursor, Neovim), window managers (i3, sway, Hyprland), Jupyter cells, login or HTTP sessions. If 'window' or 'session' is ambiguous, ask one clarifying question.",

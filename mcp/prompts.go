@@ -16,9 +16,9 @@ import (
 
 // Prompts: four workflow recipes rendered as a
 // single user message. The wording is ours; the tool calls they show use
-// real parameter names and the properties the anchor's tests pin.
+// real parameter names and the properties the reference's tests pin.
 //
-// LIBTMUX_MCP_PROMPTS_AS_TOOLS=1 makes the anchor register list_prompts
+// LIBTMUX_MCP_PROMPTS_AS_TOOLS=1 makes the reference register list_prompts
 // and get_prompt tools, but they carry no tier tag, so its production
 // tier gate hides them. fleetmux therefore exposes no extra tools for the
 // setting (docs/compatibility.md).
@@ -135,7 +135,7 @@ func promptHandler(pd promptDef, ps surface.Prompt) sdk.PromptHandler {
 	}
 }
 
-// promptFloat converts a prompt argument to a float the way the anchor's
+// promptFloat converts a prompt argument to a float the way the reference's
 // framework does: a JSON number or numeric string.
 func promptFloat(v string) (float64, bool) {
 	t := strings.TrimSpace(v)

@@ -20,11 +20,11 @@ import (
 
 // Resources: six URI templates over the local tmux
 // server. They bypass the tool pipeline (no tiers, audit, retry or
-// limiter). URIs are matched the way the anchor's framework does, not by
+// limiter). URIs are matched the way the reference's framework does, not by
 // the SDK's RFC 6570 matcher: path variables are one segment ([^/]+),
 // percent-decoded leniently; query variables follow Python's parse_qs.
 
-// resourceDescriptions are ours; the anchor's come from docstrings.
+// resourceDescriptions are ours; the reference's come from docstrings.
 var resourceDescriptions = map[string]string{
 	"get_sessions":        "All tmux sessions on the server as a JSON array of session objects. Optional query parameter socket_name (default: LIBTMUX_SOCKET).",
 	"get_session":         "One tmux session, looked up by name, as a JSON object with its windows under \"windows\".",
@@ -141,7 +141,7 @@ var resourceTemplates = sync.OnceValue(func() []*resourceTemplate {
 })
 
 // addResources registers the six templates (Server.middleware answers
-// resources/read with the anchor's matching and error codes).
+// resources/read with the reference's matching and error codes).
 func (s *Server) addResources() {
 	for _, rt := range resourceTemplates() {
 		rs := rt.spec

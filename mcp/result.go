@@ -13,10 +13,10 @@ import (
 	"github.com/fleetmux/fleetmux/mcp/pyfmt"
 )
 
-// responseLimitBytes is the anchor's response ceiling.
+// responseLimitBytes is the reference's response ceiling.
 const responseLimitBytes = tools.ResponseLimitBytes
 
-// buildResult encodes a tool's return value the way the anchor's
+// buildResult encodes a tool's return value the way the reference's
 // framework does: text tools and lists are wrapped in {"result": ...};
 // models become structuredContent with their compact JSON as text.
 func buildResult(ts *surface.Tool, out any) (*sdk.CallToolResult, error) {
@@ -69,7 +69,7 @@ func buildResult(ts *surface.Tool, out any) (*sdk.CallToolResult, error) {
 	return res, nil
 }
 
-// errorResult renders an error as the anchor's error result: one text
+// errorResult renders an error as the reference's error result: one text
 // block (message, then the suggestion on its own line) and _meta with
 // error_type, expected and suggestion. No structuredContent.
 func errorResult(err error) *sdk.CallToolResult {
@@ -94,7 +94,7 @@ func resultSize(res *sdk.CallToolResult) int {
 
 // limitResponse keeps a result under max bytes, preserving the tail of
 // its text. Divergence: when the text alone fits but
-// text plus structuredContent does not, the anchor silently drops
+// text plus structuredContent does not, the reference silently drops
 // structuredContent; we instead shrink wrapped text results in both
 // places so clients that check outputSchema still get valid results.
 func limitResponse(res *sdk.CallToolResult, max int) *sdk.CallToolResult {

@@ -18,7 +18,7 @@ import (
 
 var update = flag.Bool("update", false, "rewrite golden files under testdata/")
 
-// specSurface is the anchor's surface file, copied into testdata.
+// specSurface is the reference's surface file, copied into testdata.
 type specSurface struct {
 	Tools []struct {
 		Name        string          `json:"name"`
@@ -84,7 +84,7 @@ func listTools(t *testing.T, s Settings) []*sdk.Tool {
 	return res.Tools
 }
 
-// TestToolsMatchSpec holds tools/list against the anchor's surface: names
+// TestToolsMatchSpec holds tools/list against the reference's surface: names
 // and order per tier, titles, annotations, _meta and input schemas.
 func TestToolsMatchSpec(t *testing.T) {
 	spec := loadSpecSurface(t)

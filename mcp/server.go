@@ -1,5 +1,5 @@
 // Package mcp is fleetmux's MCP surface: the 56 tools of libtmux-mcp
-// 0.1.0a20 (registered from one table, schemas equal to the anchor's),
+// 0.1.0a20 (registered from one table, schemas equal to the reference's),
 // resources, prompts, safety tiers and the middleware pipeline. It never
 // runs a process itself: tmux commands go through package tmux over the
 // runner the Backend picks for the call's host.
@@ -30,7 +30,7 @@ import (
 	"github.com/fleetmux/fleetmux/tmux/watch"
 )
 
-// The identity fleetmux reports in serverInfo: the anchor's name, version
+// The identity fleetmux reports in serverInfo: the reference's name, version
 // and website, as the contract requires (clients and users key on the
 // name). fleetmux's own name and version go in serverInfo.title (see
 // Options.Version), which clients show where they have room for it.
@@ -61,7 +61,7 @@ type Options struct {
 	// Toolsets shows only the tools of these toolsets (see
 	// ParseToolsets); nil shows every toolset.
 	Toolsets []string
-	// Extensions turns on fleetmux's additions to the anchor's surface
+	// Extensions turns on fleetmux's additions to the reference's surface
 	// in local mode (fleet mode always has them): jobs, run_command's
 	// detach and deadline, progress on long calls (jobs.go).
 	Extensions bool
@@ -141,7 +141,7 @@ func New(opts Options) (*Server, error) {
 		Instructions: instr,
 		Logger:       opts.Logger,
 		Capabilities: &sdk.ServerCapabilities{
-			//lint:ignore SA1019 the anchor advertises logging; clients before 2026-07-28 rely on it
+			//lint:ignore SA1019 the reference advertises logging; clients before 2026-07-28 rely on it
 			Logging: &sdk.LoggingCapabilities{},
 			Tools:   &sdk.ToolCapabilities{ListChanged: true},
 		},
@@ -269,11 +269,11 @@ func (s *Server) sdkTool(t *tool, fleet bool) *sdk.Tool {
 func boolPtr(b bool) *bool { return &b }
 
 // middleware is where fleetmux answers differently from the SDK, as the
-// anchor does: tools, prompts and resource templates are listed in
+// reference does: tools, prompts and resource templates are listed in
 // registration order (the SDK sorts them by name); a call of an unknown
-// or hidden tool gets the anchor's tool error (the SDK answers with a
+// or hidden tool gets the reference's tool error (the SDK answers with a
 // JSON-RPC error); resources/read matches URIs and words errors the
-// anchor's way.
+// reference's way.
 func (s *Server) middleware(next sdk.MethodHandler) sdk.MethodHandler {
 	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
 		switch method {
@@ -346,7 +346,7 @@ func completeResult(version string, res sdk.Result) sdk.Result {
 // 2026-07-28 client discovers: fleetmux's tools, prompts and resources are
 // fixed for the life of the process, so it never sends a list_changed
 // notification, and such a client would hold a subscriptions/listen stream
-// open for nothing. Older revisions keep the anchor's capabilities
+// open for nothing. Older revisions keep the reference's capabilities
 // (initialize), flags included.
 func staticLists(c *sdk.ServerCapabilities) {
 	if c == nil {

@@ -212,7 +212,7 @@ func TestBatchWholeCallValidation(t *testing.T) {
 	e.fail("call_mutating_tools_batch", map[string]any{"operations": []any{batchOp("list_sessions", nil)}, "on_error": "later"}, "on_error")
 }
 
-// batchWireSize is the client-side envelope size the anchor's test measures:
+// batchWireSize is the client-side envelope size the reference's test measures:
 // content, structuredContent and isError, sorted keys, compact (ASCII
 // payloads only, so Go's and Python's escaping agree).
 func batchWireSize(t *testing.T, res *sdk.CallToolResult) int {

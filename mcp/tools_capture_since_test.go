@@ -35,7 +35,7 @@ func TestCaptureSinceFlow(t *testing.T) {
 		t.Fatalf("third call: %+v", third)
 	}
 
-	// Output that scrolls the anchor into history is still an exact delta.
+	// Output that scrolls the reference into history is still an exact delta.
 	e.shSync(pane, "i=0; while [ $i -lt 40 ]; do i=$((i+1)); printf 'SCROLL_%02d\\n' $i; done")
 	var fourth tools.CaptureSinceResult
 	e.ok("capture_since", map[string]any{"cursor": third.Cursor}, &fourth)
@@ -54,7 +54,7 @@ func TestCaptureSinceFlow(t *testing.T) {
 		t.Fatalf("max_bytes=32: %+v", lim)
 	}
 
-	// clear-history destroys the anchor: visible content, lines_missed, new cursor.
+	// clear-history destroys the reference: visible content, lines_missed, new cursor.
 	e.tmux("clear-history", "-t", pane)
 	var missed tools.CaptureSinceResult
 	e.ok("capture_since", map[string]any{"cursor": fourth.Cursor}, &missed)

@@ -328,7 +328,7 @@ func TestRunCommandPendingAtMaxCall(t *testing.T) {
 	if got := e.tmux("show-options", "-s") + e.tmux("show-options", "-p", "-t", pane); strings.Contains(got, "@fleetmux_job_") || strings.Contains(got, "@s_") {
 		t.Fatalf("options left: %s", got)
 	}
-	// A timeout within the limit keeps the anchor's contract.
+	// A timeout within the limit keeps the reference's contract.
 	r = RunCommandResult{}
 	e.ok("run_command", map[string]any{"command": "true", "pane_id": pane, "timeout": 1}, &r)
 	if r.Pending || r.JobID != nil || r.ExitStatus == nil {
@@ -362,7 +362,7 @@ func TestRunCommandProgress(t *testing.T) {
 	}
 }
 
-// Without the extensions run_command sends no progress (the anchor's
+// Without the extensions run_command sends no progress (the reference's
 // contract: only wait_for_text notifies).
 func TestRunCommandNoProgressInLocalMode(t *testing.T) {
 	e := shEnv(t)
@@ -380,7 +380,7 @@ func TestRunCommandNoProgressInLocalMode(t *testing.T) {
 }
 
 // TestToolsGoldenExtensions keeps the tools/list of local mode with
-// --extensions (the anchor's tools, run_command's detach and result
+// --extensions (the reference's tools, run_command's detach and result
 // fields, the job tools) in testdata/tools_extensions.golden.json; run
 // with -update after an intended change.
 func TestToolsGoldenExtensions(t *testing.T) {

@@ -67,7 +67,7 @@ func TestOptionShowAndSet(t *testing.T) {
 
 func TestOptionInvalidScopeDirect(t *testing.T) {
 	// The schema's enum stops bad scopes on the wire; the handler still
-	// refuses them when called directly (anchor test uses scope "global").
+	// refuses them when called directly (the reference's test uses scope "global").
 	e := newEnv(t)
 	c := e.srv.newCall(e.srv.byName["show_option"], map[string]any{"option": "base-index", "scope": "global"}, LocalHost, nil, "")
 	_, err := e.srv.byName["show_option"].def.Handle(t.Context(), c)

@@ -89,7 +89,7 @@ func paneNumbered(from, to int) string {
 	return strings.Join(out, "\n")
 }
 
-// ---- send_keys (§9.10, §13.7) ----
+// ---- send_keys ----
 
 func TestPaneSendKeys(t *testing.T) {
 	e := newEnv(t)
@@ -133,7 +133,7 @@ func TestPaneSendKeysBytes(t *testing.T) {
 	})
 }
 
-// ---- paste_text (§10.5, §13.12) ----
+// ---- paste_text ----
 
 func TestPanePasteText(t *testing.T) {
 	e := newEnv(t)
@@ -216,7 +216,7 @@ func (e *testEnv) paneTmuxOut(args ...string) (string, error) {
 	return strings.TrimRight(string(out), "\n"), err
 }
 
-// ---- capture_pane (§10.6, §13.9) ----
+// ---- capture_pane ----
 
 func TestPaneCapturePane(t *testing.T) {
 	e := newEnv(t)
@@ -252,7 +252,7 @@ func TestPaneCapturePane(t *testing.T) {
 	e.fail("capture_pane", map[string]any{"pane_id": pane, "max_lines": "many"}, "max_lines")
 }
 
-// ---- snapshot_pane (§10.6, §13.9) ----
+// ---- snapshot_pane ----
 
 func TestPaneSnapshot(t *testing.T) {
 	e := newEnv(t)
@@ -315,7 +315,7 @@ func TestPaneSnapshotShortReply(t *testing.T) {
 	}
 }
 
-// ---- display_message (§10.6, §13.12, §14) ----
+// ---- display_message ----
 
 func TestPaneDisplayMessage(t *testing.T) {
 	e := newEnv(t)
@@ -350,7 +350,7 @@ func TestPaneDisplayMessage(t *testing.T) {
 	e.fail("display_message", map[string]any{"format_string": "x", "pane_id": "%99999"}, "Pane not found")
 }
 
-// ---- get_pane_info (§13.12) and is_caller (§6.3) ----
+// ---- get_pane_info and is_caller ----
 
 func TestPaneGetPaneInfo(t *testing.T) {
 	e := newEnv(t)
@@ -401,7 +401,7 @@ func TestPaneGetPaneInfo(t *testing.T) {
 	e.fail("get_pane_info", map[string]any{"window_id": "@99999"}, "Object not found")
 }
 
-// ---- find_pane_by_position (§10.6, §12.11) ----
+// ---- find_pane_by_position ----
 
 func TestPaneFindByPosition(t *testing.T) {
 	e := newEnv(t)
@@ -481,7 +481,7 @@ func TestPaneClear(t *testing.T) {
 	e.fail("clear_pane", map[string]any{"pane_id": "%99999"}, "Pane not found")
 }
 
-// ---- resize_pane (§10.7) ----
+// ---- resize_pane ----
 
 func TestPaneResize(t *testing.T) {
 	e := newEnv(t)
@@ -511,7 +511,7 @@ func TestPaneResize(t *testing.T) {
 	e.fail("resize_pane", map[string]any{"pane_id": "%99999", "height": 3}, "Pane not found")
 }
 
-// ---- kill_pane (§6.4, §10.8) ----
+// ---- kill_pane ----
 
 func TestPaneKill(t *testing.T) {
 	e := newEnv(t)
@@ -547,7 +547,7 @@ func TestPaneKill(t *testing.T) {
 	e.ok("kill_pane", map[string]any{"pane_id": own}, nil)
 }
 
-// ---- respawn_pane (§9.7, §10.8, §13.12) ----
+// ---- respawn_pane ----
 
 func TestPaneRespawn(t *testing.T) {
 	e := newEnv(t)
@@ -630,7 +630,7 @@ func TestPaneRespawnDeadPaneAndEnvironment(t *testing.T) {
 	}
 }
 
-// ---- select_pane (§10.7) ----
+// ---- select_pane ----
 
 func TestPaneSelect(t *testing.T) {
 	e := newEnv(t)
@@ -702,7 +702,7 @@ func TestPaneSwap(t *testing.T) {
 	e.fail("swap_pane", map[string]any{"source_pane_id": a}, "Missing required argument")
 }
 
-// ---- pipe_pane (§9.8, §13.12) ----
+// ---- pipe_pane ----
 
 func TestPanePipe(t *testing.T) {
 	e := newEnv(t)
@@ -817,7 +817,7 @@ func TestPaneCopyMode(t *testing.T) {
 	e.fail("exit_copy_mode", map[string]any{"pane_id": "%99999"}, "Pane not found")
 }
 
-// ---- annotations (§13.12) ----
+// ---- annotations ----
 
 func TestPaneToolAnnotations(t *testing.T) {
 	e := newEnv(t)
@@ -854,7 +854,7 @@ func TestPaneToolAnnotations(t *testing.T) {
 	}
 }
 
-// ---- argv (§9.8, §9.10, §10.5, §10.7) ----
+// ---- argv ----
 
 // TestPaneArgv records the tmux argv of several tools through a wrapper
 // named by LIBTMUX_TMUX_BIN; every argument is logged in brackets.

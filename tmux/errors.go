@@ -44,7 +44,7 @@ func (e *CommandError) Error() string {
 	return e.Sub + ": " + msg
 }
 
-// Class names the anchor's exception class, used as error_type.
+// Class names the reference's exception class, used as error_type.
 func (e *CommandError) Class() string { return "LibTmuxException" }
 
 // NotFoundError is a session or window lookup that found nothing
@@ -61,7 +61,7 @@ func (e *NotFoundError) Error() string {
 	return fmt.Sprintf("Could not find %s=%s for %s %s", e.Key, e.ID, e.ListCmd, extra)
 }
 
-// Class names the anchor's exception class.
+// Class names the reference's exception class.
 func (e *NotFoundError) Class() string { return "TmuxObjectDoesNotExist" }
 
 // PaneNotFoundError is a pane lookup that found nothing.
@@ -74,7 +74,7 @@ func (e *PaneNotFoundError) Error() string {
 	return "Pane not found: " + e.ID
 }
 
-// Class names the anchor's exception class.
+// Class names the reference's exception class.
 func (e *PaneNotFoundError) Class() string { return "PaneNotFound" }
 
 // AmbiguousError is an id that matched more than one listed row.
@@ -87,7 +87,7 @@ func (e *AmbiguousError) Error() string {
 	return fmt.Sprintf("Multiple objects returned (%d): %s='%s'", e.Count, e.Key, e.Value)
 }
 
-// Class names the anchor's exception class.
+// Class names the reference's exception class.
 func (e *AmbiguousError) Class() string { return "MultipleObjectsReturned" }
 
 // NoWindowsError is a session without windows.
@@ -95,7 +95,7 @@ type NoWindowsError struct{}
 
 func (e *NoWindowsError) Error() string { return "No windows exist for object" }
 
-// Class names the anchor's exception class.
+// Class names the reference's exception class.
 func (e *NoWindowsError) Class() string { return "NoWindowsExist" }
 
 // SessionExistsError is new-session with a taken name.
@@ -103,7 +103,7 @@ type SessionExistsError struct{ Name string }
 
 func (e *SessionExistsError) Error() string { return "Session named " + e.Name + " exists" }
 
-// Class names the anchor's exception class.
+// Class names the reference's exception class.
 func (e *SessionExistsError) Class() string { return "TmuxSessionExists" }
 
 // BadSessionNameError is a session name tmux cannot store.
@@ -116,7 +116,7 @@ func (e *BadSessionNameError) Error() string {
 	return fmt.Sprintf("Bad session name: %s (session name: %s)", e.Reason, e.Name)
 }
 
-// Class names the anchor's exception class.
+// Class names the reference's exception class.
 func (e *BadSessionNameError) Class() string { return "BadSessionName" }
 
 // CheckSessionName applies libtmux's session-name rules.
@@ -155,7 +155,7 @@ func PaneMissing(out *Output) bool {
 		return false
 	}
 	stderr := strings.TrimSpace(string(out.Stderr))
-	// No server means no panes: the lookup the anchor does first would
+	// No server means no panes: the lookup the reference does first would
 	// have found nothing either. A server that hangs up at once is one
 	// going away (kill-server returns before its server has exited).
 	return strings.Contains(stderr, "can't find pane") || isNoServer(stderr) ||

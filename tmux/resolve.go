@@ -60,7 +60,7 @@ func SessionByID(ctx context.Context, s *Server, id string) (Attrs, error) {
 	return byID(rows, err, "session_id", id, &NotFoundError{Key: "session_id", ID: id, ListCmd: "list-sessions"})
 }
 
-// ResolveSession applies the anchor's session rule: id wins over name;
+// ResolveSession applies the reference's session rule: id wins over name;
 // neither means the first listed session.
 func ResolveSession(ctx context.Context, s *Server, name, id *string) (Attrs, error) {
 	rows, err := s.Sessions(ctx)
@@ -140,7 +140,7 @@ type WindowTarget struct {
 	WindowID, WindowIndex, SessionName, SessionID *string
 }
 
-// ResolveWindow applies the anchor's window rule: window_id server-wide;
+// ResolveWindow applies the reference's window rule: window_id server-wide;
 // else the session, then window_index in it, else its first window. It
 // costs one tmux call (list-windows -a, filtered here with exact matches).
 func ResolveWindow(ctx context.Context, s *Server, t WindowTarget) (Attrs, error) {
@@ -313,7 +313,7 @@ type PaneTarget struct {
 	PaneID, SessionName, SessionID, WindowID, WindowIndex *string
 }
 
-// ResolvePane applies the anchor's pane rule: pane_id server-wide; else a
+// ResolvePane applies the reference's pane rule: pane_id server-wide; else a
 // window (WindowTarget rules) and its first pane. It costs one tmux call:
 // list-panes -a lists every pane with its window and session, in session,
 // window index and pane index order.

@@ -172,7 +172,7 @@ func printToolsetCounts(w io.Writer, g *globalFlags, shown map[string]int, total
 }
 
 // toolTier is the safety tier of a listed tool: its tag in
-// _meta.fastmcp.tags, as the anchor publishes it, else a guess from the
+// _meta.fastmcp.tags, as the reference publishes it, else a guess from the
 // annotations.
 func toolTier(t *sdk.Tool) string {
 	if fm, ok := t.Meta["fastmcp"].(map[string]any); ok {

@@ -751,14 +751,14 @@ func TestServeHTTPNewestRevision(t *testing.T) {
 				}},
 			{name: "unknown tool", header: hdr(newest(4, "tools/call", "no_such_tool", `"name":"no_such_tool","arguments":{}`)), body: body(newest(4, "tools/call", "no_such_tool", `"name":"no_such_tool","arguments":{}`)), want: 200,
 				check: func(t *testing.T, m map[string]any, raw string) {
-					complete(t, m, raw) // the anchor's error result, in the revision's shape
+					complete(t, m, raw) // the reference's error result, in the revision's shape
 					if result(t, m)["isError"] != true || !strings.Contains(raw, "Unknown tool") {
 						t.Errorf("unknown tool: %.500s", raw)
 					}
 				}},
 			{name: "resource not found", header: hdr(newest(5, "resources/read", "tmux://nothing-here", `"uri":"tmux://nothing-here"`)), body: body(newest(5, "resources/read", "tmux://nothing-here", `"uri":"tmux://nothing-here"`)), want: 200,
 				check: func(t *testing.T, m map[string]any, raw string) {
-					// The anchor's code and message (BEHAVIOR.md), on this revision too.
+					// The reference's code and message (BEHAVIOR.md), on this revision too.
 					if e, _ := m["error"].(map[string]any); e == nil || e["code"] != float64(-32002) || !strings.Contains(raw, "Unknown resource") {
 						t.Errorf("resources/read of a missing resource: %.500s", raw)
 					}
@@ -829,7 +829,7 @@ func TestServeHTTPNewestRevision(t *testing.T) {
 		t.Errorf("exit after SIGTERM: %v", err)
 	}
 	s := d.stderr.String()
-	// (Unknown tools are logged at ERROR, as the anchor does.)
+	// (Unknown tools are logged at ERROR, as the reference does.)
 	for _, bad := range []string{"StreamableHTTPOptions", "Stateless", "cut off", token} {
 		if strings.Contains(s, bad) {
 			t.Errorf("stderr has %q:\n%s", bad, s)

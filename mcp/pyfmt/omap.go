@@ -11,7 +11,7 @@ import (
 // OMap is a JSON object that keeps its keys in insertion order, like a
 // Python dict (a repeated key keeps its first position and its last
 // value). Schemas, model results and audit summaries need it: Go maps
-// cannot keep the anchor's order.
+// cannot keep the reference's order.
 type OMap struct {
 	keys []string
 	vals map[string]any
@@ -203,7 +203,7 @@ func MarshalNoEscape(v any) ([]byte, error) {
 }
 
 // Compact renders v as compact JSON with non-ASCII and HTML characters
-// left unescaped, as the anchor's text content does.
+// left unescaped, as the reference's text content does.
 func Compact(v any) string {
 	b, err := MarshalNoEscape(v)
 	if err != nil {

@@ -1,7 +1,7 @@
 package surface
 
 // Tool and parameter descriptions, written for fleetmux. Names, schemas
-// and behaviour follow the anchor; this prose is ours.
+// and behaviour follow the reference; this prose is ours.
 
 var toolDescriptions = map[string]string{
 	"call_readonly_tools_batch":    "Run several read-only tmux tools in one call, in order. Each operation is {tool, arguments}; every nested call is validated, audited and gated like a direct call. Self-bounded tools (run_command, wait_for_text, wait_for_channel) cannot be batched.",

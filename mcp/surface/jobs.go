@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/fleetmux/fleetmux/mcp/pyfmt"
 )
@@ -14,7 +15,7 @@ import (
 //go:embed surface_jobs.json
 var jobsSurfaceJSON []byte
 
-// ExtParam is a parameter the extensions add to an anchor tool, with its
+// ExtParam is a parameter the extensions add to a reference tool, with its
 // schema.
 type ExtParam struct {
 	Param
@@ -31,12 +32,28 @@ type JobsSurface struct {
 	Tools       []*JobsTool           `json:"tools"`
 	Params      map[string][]ExtParam `json:"params"`
 	ModelFields map[string][]Field    `json:"model_fields"`
-	Models      map[string][]Field    `json:"models"`
+	// ToolModelFields are fields the extensions add to one tool's result
+	// model only (get_pane_info's PaneInfo, not the other tools that
+	// answer a PaneInfo): its model is ToolExtModel(returns, tool).
+	ToolModelFields map[string][]Field `json:"tool_model_fields"`
+	Models          map[string][]Field `json:"models"`
 }
 
 // ExtModelSuffix names the extended copy of a model (its schema is the
 // model's plus the extension fields; the name never reaches a client).
 const ExtModelSuffix = "+ext"
+
+// ToolExtModel names the extended copy of model returns for tool alone.
+func ToolExtModel(returns, tool string) string {
+	return returns + "+" + tool + ExtModelSuffix
+}
+
+// BaseModel is the model an extended copy was made from (name itself for
+// a model of the reference).
+func BaseModel(name string) string {
+	base, _, _ := strings.Cut(name, "+")
+	return base
+}
 
 var JobsSpec = mustLoadJobsSurface()
 
@@ -54,6 +71,18 @@ func mustLoadJobsSurface() *JobsSurface {
 			panic("mcp: surface_jobs.json extends unknown model " + name)
 		}
 		Spec.Models[name+ExtModelSuffix] = append(slices.Clone(base), extra...)
+	}
+	for tool, extra := range js.ToolModelFields {
+		i := slices.IndexFunc(Spec.Tools, func(t *Tool) bool { return t.Name == tool })
+		if i < 0 {
+			panic("mcp: surface_jobs.json extends the result of unknown tool " + tool)
+		}
+		returns := Spec.Tools[i].Returns
+		base, ok := Spec.Models[returns]
+		if !ok {
+			panic("mcp: surface_jobs.json extends " + tool + "'s unknown model " + returns)
+		}
+		Spec.Models[ToolExtModel(returns, tool)] = append(slices.Clone(base), extra...)
 	}
 	return &js
 }
@@ -129,15 +158,16 @@ var jobToolDescriptions = map[string]string{
 }
 
 var jobParamDescriptions = map[string]string{
-	"run_command.detach":       "Return at once with a job id instead of waiting: the command runs on in the pane and its exit status is kept on the host; read it with get_job (also after a restart), stop it with cancel_job. timeout is not used.",
-	"get_job.job_id":           "Job id returned by run_command (job_id) or list_jobs.",
-	"cancel_job.job_id":        "Job id returned by run_command (job_id) or list_jobs.",
-	"get_job.max_lines":        "Keep at most this many of the last output lines; null keeps everything read.",
-	"list_jobs.host":           "Only jobs on this host, or hosts matching this glob.",
-	"list_jobs.status":         "Only jobs in this status: running, exited or lost.",
-	"list_jobs.since":          "Only jobs started since this age (90m, 36h, 7d, 1d12h) or RFC 3339 time.",
-	"list_jobs.limit":          "Return at most this many jobs (newest first).",
-	"cancel_job.grace_seconds": "Seconds to wait after C-c before SIGTERM (0 to 600).",
+	"wait_for_text.stop_on_input": "Also end the wait, with outcome input, when the pane's foreground program is waiting for the user to type (a line, a password, keys), read from its process and terminal state; a shell prompt or a full-screen program does not count. Checked at most every 250 ms.",
+	"run_command.detach":          "Return at once with a job id instead of waiting: the command runs on in the pane and its exit status is kept on the host; read it with get_job (also after a restart), stop it with cancel_job. timeout is not used.",
+	"get_job.job_id":              "Job id returned by run_command (job_id) or list_jobs.",
+	"cancel_job.job_id":           "Job id returned by run_command (job_id) or list_jobs.",
+	"get_job.max_lines":           "Keep at most this many of the last output lines; null keeps everything read.",
+	"list_jobs.host":              "Only jobs on this host, or hosts matching this glob.",
+	"list_jobs.status":            "Only jobs in this status: running, exited or lost.",
+	"list_jobs.since":             "Only jobs started since this age (90m, 36h, 7d, 1d12h) or RFC 3339 time.",
+	"list_jobs.limit":             "Return at most this many jobs (newest first).",
+	"cancel_job.grace_seconds":    "Seconds to wait after C-c before SIGTERM (0 to 600).",
 }
 
 func init() {

@@ -10,7 +10,7 @@ import (
 	"github.com/fleetmux/fleetmux/mcp/pyfmt"
 )
 
-// surfaceJSON is the part of the anchor's surface file that fixes tool
+// surfaceJSON is the part of the reference's surface file that fixes tool
 // names, titles, tiers, annotations, parameters, input schemas and result
 // models. Descriptions are ours (descriptions.go).
 //
@@ -127,7 +127,7 @@ func ToolByName(name string) *Tool {
 	return nil
 }
 
-// InputSchema returns the anchor's input schema with our descriptions
+// InputSchema returns the reference's input schema with our descriptions
 // added to the tool's properties (and, when fleet is set, the host
 // parameter appended).
 func (t *Tool) InputSchema(fleet bool, hostGlob bool) *pyfmt.OMap {
@@ -315,7 +315,7 @@ func modelSchemaNested(name string, fleet, nested bool) *pyfmt.OMap {
 			required = append(required, f.Field)
 		}
 	}
-	if fleet && hostModels[name] {
+	if fleet && hostModels[BaseModel(name)] {
 		h := pyfmt.NewOMap()
 		h.Set("anyOf", []any{map[string]string{"type": "string"}, map[string]string{"type": "null"}})
 		h.Set("default", nil)

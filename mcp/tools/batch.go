@@ -32,10 +32,10 @@ var batchToolNames = map[string]bool{
 	"call_destructive_tools_batch": true,
 }
 
-// ToolCallOperationResult is the anchor's result model of one batch
+// ToolCallOperationResult is the reference's result model of one batch
 // operation, with ordered JSON payloads: nested
 // content blocks, structured content and meta keep the key order of the
-// nested result, as the anchor's rows do.
+// nested result, as the reference's rows do.
 type ToolCallOperationResult struct {
 	Index             int     `json:"index"`
 	Tool              string  `json:"tool"`
@@ -47,7 +47,7 @@ type ToolCallOperationResult struct {
 	ElapsedSeconds    PyFloat `json:"elapsed_seconds"`
 }
 
-// ToolCallBatchResult is the anchor's ToolCallBatchResult result model.
+// ToolCallBatchResult is the reference's ToolCallBatchResult result model.
 type ToolCallBatchResult struct {
 	Results                []ToolCallOperationResult `json:"results"`
 	Succeeded              int                       `json:"succeeded"`
@@ -96,7 +96,7 @@ func batchHandler(maxTier Tier) handlerFunc {
 	}
 }
 
-// ResponseLimitBytes is the anchor's response ceiling.
+// ResponseLimitBytes is the reference's response ceiling.
 const ResponseLimitBytes = 1000000
 
 // batchOne pre-checks one operation and runs it; failures become rows.

@@ -15,7 +15,7 @@ import (
 )
 
 // Agent-owned paste buffers and the shutdown
-// sweep that removes the ones left behind (§1.3).
+// sweep that removes the ones left behind.
 
 const mcpBufferPrefix = "libtmux_mcp_"
 
@@ -61,7 +61,7 @@ func checkBufferName(name string) error {
 }
 
 // bufferCmd runs one buffer subcommand bounded by BufferTimeout and maps
-// expiry and non-zero exits to the anchor's messages. fail renders the
+// expiry and non-zero exits to the reference's messages. fail renders the
 // failure text from tmux's stderr (or Python's CalledProcessError text).
 func bufferCmd(ctx context.Context, srv *tmux.Server, timeoutMsg string, fail func(detail string) string, cmd tmux.Cmd) (*tmux.Output, error) {
 	bctx, cancel := context.WithTimeout(ctx, BufferTimeout)

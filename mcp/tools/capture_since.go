@@ -216,7 +216,7 @@ func cursorRowsOf(st tmux.PaneState, rep tmux.Reply) []string {
 }
 
 // paneStateOf parses a PaneStateFormat read; a reply that is not what
-// the format promised is the anchor's ValueError.
+// the format promised is the reference's ValueError.
 func paneStateOf(lines []string, err error) (tmux.PaneState, error) {
 	if err != nil {
 		return tmux.PaneState{}, err
@@ -262,7 +262,7 @@ func parseLimit(lines []string) (int, error) {
 	return n, nil
 }
 
-// pyValueError renders a tmux reply parse failure as the anchor's
+// pyValueError renders a tmux reply parse failure as the reference's
 // unexpected ValueError.
 func pyValueError(err error) error {
 	var pe *tmux.ParseError
@@ -422,7 +422,7 @@ func historyTrimRisk(cur *sinceCursor, st tmux.PaneState, limit int) bool {
 }
 
 // delta captures what was written since cur, falling back to the visible
-// screen with missed=true when the anchor cannot be trusted.
+// screen with missed=true when the reference cannot be trusted.
 func (r *paneReader) delta(ctx context.Context, cur *sinceCursor) (paneRead, error) {
 	limit, err := r.historyLimit(ctx)
 	if err != nil {
@@ -511,7 +511,7 @@ func uniqueFingerprint(rows []string, cur *sinceCursor) (int, bool) {
 	return found, found >= 0
 }
 
-// dropSeenRows removes the anchor row when unchanged and then the leading
+// dropSeenRows removes the reference row when unchanged and then the leading
 // rows still equal to the cursor's below-row fingerprints.
 func dropSeenRows(rows []string, cur *sinceCursor) []string {
 	out := []string{}
@@ -553,7 +553,7 @@ func badCursor(reason string) error {
 	return Expectedf("invalid capture_since cursor: %s", reason)
 }
 
-// decodeSinceCursor validates a cursor the way the anchor does, field by
+// decodeSinceCursor validates a cursor the way the reference does, field by
 // field and in the same order.
 func decodeSinceCursor(s string) (*sinceCursor, error) {
 	if !strings.HasPrefix(s, captureSinceCursorPrefix) {

@@ -29,7 +29,7 @@ type Settings struct {
 	Warnings        []string // to log at WARNING
 }
 
-// SettingsFromEnv resolves the anchor's start-up variables in its order.
+// SettingsFromEnv resolves the reference's start-up variables in its order.
 func SettingsFromEnv(getenv func(string) string) (Settings, error) {
 	if getenv == nil {
 		getenv = os.Getenv

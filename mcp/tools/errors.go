@@ -10,7 +10,7 @@ import (
 	"github.com/fleetmux/fleetmux/transport"
 )
 
-// ToolError is a failure a tool reports on purpose, with the anchor's
+// ToolError is a failure a tool reports on purpose, with the reference's
 // classification: Expected errors are agent-correctable.
 type ToolError struct {
 	Msg        string
@@ -34,7 +34,7 @@ func Refusedf(format string, a ...any) *ToolError {
 	return &ToolError{Msg: fmt.Sprintf(format, a...), Expected: true, Refused: true}
 }
 
-// unexpected is an operator fault or bug, rendered the anchor's way.
+// unexpected is an operator fault or bug, rendered the reference's way.
 func Unexpected(class string, err error) *ToolError {
 	return &ToolError{Msg: fmt.Sprintf("Unexpected error: %s: %v", class, err), Class: class, Cause: err}
 }
@@ -48,7 +48,7 @@ type ErrorInfo struct {
 	Refused    bool
 }
 
-// DescribeError maps an error to the anchor's message, hint, error_type
+// DescribeError maps an error to the reference's message, hint, error_type
 // and expected flag.
 func DescribeError(err error) ErrorInfo {
 	var te *ToolError

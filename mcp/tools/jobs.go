@@ -245,13 +245,9 @@ func runWithDeadline(ctx context.Context, c *Call, effective, limit float64) (an
 	case replies[0].Err != nil:
 		return nil, Expectedf("wait-for failed for run_command channel %s: %s", pyfmt.Repr(channel), replyErrText(replies[0]))
 	default:
-		text := ""
-		if l := replies[1].Lines; len(l) > 0 {
-			text = pyfmt.Strip(l[0])
-		}
-		n, perr := tmux.ParseInt(text)
-		if perr != nil || text == "" {
-			return nil, Expectedf("run_command could not read exit status from %s", pyfmt.Repr(statusOption))
+		n, err := exitStatusOf(replies[1], statusOption)
+		if err != nil {
+			return nil, err
 		}
 		result.ExitStatus = &n
 		r := replies[5]

@@ -11,12 +11,12 @@ import (
 	"time"
 )
 
-// Extensions: what fleetmux adds to the anchor's surface in fleet mode
+// Extensions: what fleetmux adds to the reference's surface in fleet mode
 // (--hosts) or with --extensions in local mode: durable jobs (run_command's
 // detach, get_job, list_jobs, cancel_job), a run_command that answers
 // "pending" at --max-call-seconds, and progress notifications on long
 // calls. Without either, none of it is visible and local mode stays the
-// anchor's surface byte for byte.
+// reference's surface byte for byte.
 
 // DefaultMaxCallSeconds is the default of --max-call-seconds: below the
 // 60 s request deadline of the TypeScript SDK's clients.

@@ -1,11 +1,11 @@
-// Result models of the anchor (written by hand from surface.json; the
+// Result models of the reference (written by hand from surface.json; the
 // schema tests hold them to it).
 
 package tools
 
 import "github.com/fleetmux/fleetmux/mcp/pyfmt"
 
-// SessionInfo is the anchor's SessionInfo result model.
+// SessionInfo is the reference's SessionInfo result model.
 type SessionInfo struct {
 	SessionID       string  `json:"session_id"`
 	SessionName     *string `json:"session_name"`
@@ -16,7 +16,7 @@ type SessionInfo struct {
 	Host            *string `json:"host,omitempty"`
 }
 
-// WindowInfo is the anchor's WindowInfo result model.
+// WindowInfo is the reference's WindowInfo result model.
 type WindowInfo struct {
 	WindowID     string  `json:"window_id"`
 	WindowName   *string `json:"window_name"`
@@ -34,7 +34,7 @@ type WindowInfo struct {
 
 // PaneEdges is where a pane sits in its window: the edge coordinates and
 // which window edges it touches. The pane models embed it where the
-// anchor lists these fields (encoding/json keeps them in place).
+// reference lists these fields (encoding/json keeps them in place).
 type PaneEdges struct {
 	PaneLeft     *int  `json:"pane_left"`
 	PaneTop      *int  `json:"pane_top"`
@@ -46,7 +46,7 @@ type PaneEdges struct {
 	PaneAtBottom *bool `json:"pane_at_bottom"`
 }
 
-// PaneInfo is the anchor's PaneInfo result model.
+// PaneInfo is the reference's PaneInfo result model.
 type PaneInfo struct {
 	PaneID     string  `json:"pane_id"`
 	PaneIndex  *string `json:"pane_index"`
@@ -65,7 +65,7 @@ type PaneInfo struct {
 	Host               *string `json:"host,omitempty"`
 }
 
-// PaneContentMatch is the anchor's PaneContentMatch result model.
+// PaneContentMatch is the reference's PaneContentMatch result model.
 type PaneContentMatch struct {
 	PaneID string `json:"pane_id"`
 	PaneEdges
@@ -81,7 +81,7 @@ type PaneContentMatch struct {
 	Host               *string  `json:"host,omitempty"`
 }
 
-// ServerInfo is the anchor's ServerInfo result model.
+// ServerInfo is the reference's ServerInfo result model.
 type ServerInfo struct {
 	IsAlive      bool    `json:"is_alive"`
 	SocketName   *string `json:"socket_name"`
@@ -94,32 +94,32 @@ type ServerInfo struct {
 	Servers []ServerInfo `json:"servers,omitempty"`
 }
 
-// OptionResult is the anchor's OptionResult result model.
+// OptionResult is the reference's OptionResult result model.
 type OptionResult struct {
 	Option string `json:"option"`
 	Value  any    `json:"value"`
 }
 
-// OptionSetResult is the anchor's OptionSetResult result model.
+// OptionSetResult is the reference's OptionSetResult result model.
 type OptionSetResult struct {
 	Option string `json:"option"`
 	Value  string `json:"value"`
 	Status string `json:"status"`
 }
 
-// EnvironmentResult is the anchor's EnvironmentResult result model.
+// EnvironmentResult is the reference's EnvironmentResult result model.
 type EnvironmentResult struct {
 	Variables *pyfmt.OMap `json:"variables"`
 }
 
-// EnvironmentSetResult is the anchor's EnvironmentSetResult result model.
+// EnvironmentSetResult is the reference's EnvironmentSetResult result model.
 type EnvironmentSetResult struct {
 	Name   string `json:"name"`
 	Value  string `json:"value"`
 	Status string `json:"status"`
 }
 
-// WaitForTextResult is the anchor's WaitForTextResult result model.
+// WaitForTextResult is the reference's WaitForTextResult result model.
 type WaitForTextResult struct {
 	Found            bool     `json:"found"`
 	Outcome          string   `json:"outcome"`
@@ -134,7 +134,7 @@ type WaitForTextResult struct {
 	EffectiveTimeout PyFloat  `json:"effective_timeout"`
 }
 
-// CaptureSinceResult is the anchor's CaptureSinceResult result model.
+// CaptureSinceResult is the reference's CaptureSinceResult result model.
 type CaptureSinceResult struct {
 	PaneID         string   `json:"pane_id"`
 	Cursor         string   `json:"cursor"`
@@ -146,7 +146,7 @@ type CaptureSinceResult struct {
 	TruncatedBytes int      `json:"truncated_bytes"`
 }
 
-// RunCommandResult is the anchor's RunCommandResult result model.
+// RunCommandResult is the reference's RunCommandResult result model.
 type RunCommandResult struct {
 	PaneID               string   `json:"pane_id"`
 	ExitStatus           *int     `json:"exit_status"`
@@ -156,7 +156,7 @@ type RunCommandResult struct {
 	OutputTruncated      bool     `json:"output_truncated"`
 	OutputTruncatedLines int      `json:"output_truncated_lines"`
 	EffectiveTimeout     PyFloat  `json:"effective_timeout"`
-	// Extensions only (never set in the anchor's local mode): the job
+	// Extensions only (never set in the reference's local mode): the job
 	// that carries on a command still running (detach, or the wait cut
 	// at --max-call-seconds), and the host in fleet mode.
 	JobID   *string `json:"job_id,omitempty"`
@@ -171,7 +171,7 @@ type RunCommandResult struct {
 // input); nil when unknown.
 func (r RunCommandResult) Printed() []string { return r.printed }
 
-// SendKeysOperationResult is the anchor's SendKeysOperationResult result model.
+// SendKeysOperationResult is the reference's SendKeysOperationResult result model.
 type SendKeysOperationResult struct {
 	Index          int     `json:"index"`
 	PaneID         *string `json:"pane_id"`
@@ -180,7 +180,7 @@ type SendKeysOperationResult struct {
 	ElapsedSeconds PyFloat `json:"elapsed_seconds"`
 }
 
-// SendKeysBatchResult is the anchor's SendKeysBatchResult result model.
+// SendKeysBatchResult is the reference's SendKeysBatchResult result model.
 type SendKeysBatchResult struct {
 	Results   []SendKeysOperationResult `json:"results"`
 	Succeeded int                       `json:"succeeded"`
@@ -188,7 +188,7 @@ type SendKeysBatchResult struct {
 	StoppedAt *int                      `json:"stopped_at"`
 }
 
-// PaneSnapshot is the anchor's PaneSnapshot result model.
+// PaneSnapshot is the reference's PaneSnapshot result model.
 type PaneSnapshot struct {
 	PaneID     string `json:"pane_id"`
 	Content    string `json:"content"`
@@ -214,7 +214,7 @@ type PaneSnapshot struct {
 	Host                  *string `json:"host,omitempty"`
 }
 
-// SearchPanesResult is the anchor's SearchPanesResult result model.
+// SearchPanesResult is the reference's SearchPanesResult result model.
 type SearchPanesResult struct {
 	Matches           []PaneContentMatch `json:"matches"`
 	Truncated         bool               `json:"truncated"`
@@ -224,25 +224,25 @@ type SearchPanesResult struct {
 	Limit             *int               `json:"limit"`
 }
 
-// HookEntry is the anchor's HookEntry result model.
+// HookEntry is the reference's HookEntry result model.
 type HookEntry struct {
 	HookName string `json:"hook_name"`
 	Index    *int   `json:"index"`
 	Command  string `json:"command"`
 }
 
-// HookListResult is the anchor's HookListResult result model.
+// HookListResult is the reference's HookListResult result model.
 type HookListResult struct {
 	Entries []HookEntry `json:"entries"`
 }
 
-// BufferRef is the anchor's BufferRef result model.
+// BufferRef is the reference's BufferRef result model.
 type BufferRef struct {
 	BufferName  string  `json:"buffer_name"`
 	LogicalName *string `json:"logical_name"`
 }
 
-// BufferContent is the anchor's BufferContent result model.
+// BufferContent is the reference's BufferContent result model.
 type BufferContent struct {
 	BufferName            string `json:"buffer_name"`
 	Content               string `json:"content"`
@@ -251,8 +251,30 @@ type BufferContent struct {
 }
 
 // PyFloat is a float that encodes the way Python's json module writes
-// floats (10.0, not 10), so text content matches the anchor byte for byte.
+// floats (10.0, not 10), so text content matches the reference byte for byte.
 type PyFloat float64
 
 // MarshalJSON implements json.Marshaler.
 func (f PyFloat) MarshalJSON() ([]byte, error) { return []byte(pyfmt.Float(float64(f))), nil }
+
+// InputFields are the extension fields of get_pane_info and
+// snapshot_pane (fleet mode or --extensions): whether the pane's
+// foreground program waits for the user to type, and the state it is in
+// (package tmux/ttyinput); WaitingForInput is nil when that cannot be
+// told.
+type InputFields struct {
+	WaitingForInput *bool   `json:"waiting_for_input"`
+	InputState      *string `json:"input_state"`
+}
+
+// PaneInfoInput is get_pane_info's result with the extensions on.
+type PaneInfoInput struct {
+	PaneInfo
+	InputFields
+}
+
+// PaneSnapshotInput is snapshot_pane's result with the extensions on.
+type PaneSnapshotInput struct {
+	PaneSnapshot
+	InputFields
+}

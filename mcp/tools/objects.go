@@ -17,7 +17,7 @@ import (
 
 // attrPtr returns a pointer to the attribute value, or nil when tmux did
 // not report it or reported it empty (libtmux drops empty fields, so the
-// anchor serialises them as null).
+// reference serialises them as null).
 func attrPtr(a tmux.Attrs, k string) *string {
 	if v, ok := a[k]; ok && v != "" {
 		return &v

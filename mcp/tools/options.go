@@ -14,7 +14,7 @@ import (
 )
 
 // Options, environment and read-only hook
-// introspection (§10.13). Values are parsed the way libtmux 0.62 parses
+// introspection. Values are parsed the way libtmux 0.62 parses
 // show-options / show-hooks output, since that is what the reference
 // returns.
 
@@ -433,7 +433,7 @@ func pyShlexSplit(s string) ([]string, error) {
 				}
 			case '\\':
 				if i+1 >= len(rs) {
-					//lint:ignore ST1005 Python shlex's message, kept verbatim (the anchor reports it)
+					//lint:ignore ST1005 Python shlex's message, kept verbatim (the reference reports it)
 					return nil, errors.New("No escaped character")
 				}
 				i++
@@ -459,7 +459,7 @@ func pyShlexSplit(s string) ([]string, error) {
 				state = plain
 			case '\\':
 				if i+1 >= len(rs) {
-					//lint:ignore ST1005 Python shlex's message, kept verbatim (the anchor reports it)
+					//lint:ignore ST1005 Python shlex's message, kept verbatim (the reference reports it)
 					return nil, errors.New("No escaped character")
 				}
 				i++
@@ -473,7 +473,7 @@ func pyShlexSplit(s string) ([]string, error) {
 		}
 	}
 	if state != plain {
-		//lint:ignore ST1005 Python shlex's message, kept verbatim (the anchor reports it)
+		//lint:ignore ST1005 Python shlex's message, kept verbatim (the reference reports it)
 		return nil, errors.New("No closing quotation")
 	}
 	if inTok {

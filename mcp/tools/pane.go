@@ -13,6 +13,7 @@ import (
 
 	"github.com/fleetmux/fleetmux/mcp/pyfmt"
 	"github.com/fleetmux/fleetmux/tmux"
+	"github.com/fleetmux/fleetmux/tmux/ttyinput"
 )
 
 // Pane tools: input (send_keys, paste_text), reading (capture_pane,
@@ -21,11 +22,11 @@ import (
 // Layout, selection and copy-mode tools live in tools_pane_layout.go.
 
 // PasteLoadTimeout bounds the load-buffer child of paste_text, as the
-// anchor's 5 s subprocess timeout does (a variable so tests can shorten it).
+// reference's 5 s subprocess timeout does (a variable so tests can shorten it).
 var PasteLoadTimeout = 5 * time.Second
 
 // snapshotFormatVars are the display-message fields of snapshot_pane, in
-// the anchor's order (constants.SNAPSHOT_FORMAT_VARS).
+// the reference's order (constants.SNAPSHOT_FORMAT_VARS).
 var snapshotFormatVars = []string{
 	"cursor_x", "cursor_y", "pane_width", "pane_height", "pane_in_mode",
 	"pane_mode", "scroll_position", "history_size", "pane_title",
@@ -51,7 +52,7 @@ func paneIntArg(c *Call, name string) *int {
 	return nil
 }
 
-// paneTailLines keeps the last limit lines the way the anchor's Python slice
+// paneTailLines keeps the last limit lines the way the reference's Python slice
 // does: nil keeps everything; 0 keeps everything but still reports every
 // line as dropped; -n keeps all but the first n lines and reports
 // len+n dropped (a quirk of the reference server, kept).
@@ -117,7 +118,7 @@ func toolSendKeys(ctx context.Context, c *Call) (any, error) {
 		return nil, err
 	}
 	id := p["pane_id"]
-	// tmux's verdict is not checked, as in the anchor.
+	// tmux's verdict is not checked, as in the reference.
 	if _, err := srv.Exec(ctx, tmux.SendKeys(id, c.Args.Bool("literal"), text)); err != nil {
 		return nil, err
 	}
@@ -149,7 +150,7 @@ func toolPasteText(ctx context.Context, c *Call) (any, error) {
 	data := []byte(c.Args.StrOr("text", ""))
 	bracket := c.Args.Bool("bracket")
 	// One request: the lookup, the load from stdin and the paste (which
-	// deletes the buffer), under the load's 5 s bound as the anchor's
+	// deletes the buffer), under the load's 5 s bound as the reference's
 	// load-buffer child has it.
 	lctx, cancel := context.WithTimeout(ctx, PasteLoadTimeout)
 	defer cancel()
@@ -221,8 +222,10 @@ func toolSnapshotPane(ctx context.Context, c *Call) (any, error) {
 	for i, v := range snapshotFormatVars {
 		vars[i] = "#{" + v + "}"
 	}
+	var req *ttyinput.Request
 	p, replies, err := tmux.PaneRead(ctx, srv, paneTarget(c), func(id string) []tmux.Cmd {
-		return []tmux.Cmd{tmux.DisplayMessage(id, strings.Join(vars, tmux.Sep)), tmux.CapturePane(id, nil, nil)}
+		req = c.inputProbe(id)
+		return append([]tmux.Cmd{tmux.DisplayMessage(id, strings.Join(vars, tmux.Sep)), tmux.CapturePane(id, nil, nil)}, probeCmds(req)...)
 	})
 	if err != nil {
 		return nil, err
@@ -248,7 +251,7 @@ func toolSnapshotPane(ctx context.Context, c *Call) (any, error) {
 		}
 		return 0
 	}
-	return PaneSnapshot{
+	snap := PaneSnapshot{
 		PaneID:                id,
 		Content:               strings.Join(kept, "\n"),
 		CursorX:               num("cursor_x"),
@@ -271,11 +274,15 @@ func toolSnapshotPane(ctx context.Context, c *Call) (any, error) {
 		ContentTruncated:      truncated,
 		ContentTruncatedLines: dropped,
 		Host:                  c.HostField(),
-	}, nil
+	}
+	if !c.env.Extended {
+		return snap, nil
+	}
+	return PaneSnapshotInput{snap, c.inputFields(ctx, req, replies)}, nil
 }
 
 // checkDisplayFormat refuses what display_message must not expand: the
-// anchor's own refusal of "#(" first, word for word (clients may match
+// reference's own refusal of "#(" first, word for word (clients may match
 // it), then the allowlist, which also refuses what builds "#(" inside
 // tmux.
 func checkDisplayFormat(c *Call) error {
@@ -291,7 +298,7 @@ func checkDisplayFormat(c *Call) error {
 
 // toolDisplayMessage finds the pane and expands the format in one
 // request when pane_id is a plain id (tmux's verdict on the format is
-// not checked, as in the anchor).
+// not checked, as in the reference).
 func toolDisplayMessage(ctx context.Context, c *Call) (any, error) {
 	_, replies, err := tmux.PaneRead(ctx, c.srv, paneTarget(c), func(id string) []tmux.Cmd {
 		return []tmux.Cmd{tmux.DisplayMessage(id, c.Args.StrOr("format_string", ""))}
@@ -302,8 +309,26 @@ func toolDisplayMessage(ctx context.Context, c *Call) (any, error) {
 	return strings.Join(replies[0].Lines, "\n"), nil
 }
 
+// toolGetPaneInfo resolves the pane itself: with the extensions on, the
+// input probe goes in the same request as the pane's lookup
+// (tmux.PaneRead: one request for a plain pane id).
 func toolGetPaneInfo(ctx context.Context, c *Call) (any, error) {
-	return c.PaneInfo(c.pane, c.NewCallerCheck(ctx, c.srv)), nil
+	if !c.env.Extended {
+		p, err := c.resolvePane(ctx, c.srv)
+		if err != nil {
+			return nil, err
+		}
+		return c.PaneInfo(p, c.NewCallerCheck(ctx, c.srv)), nil
+	}
+	var req *ttyinput.Request
+	p, replies, err := tmux.PaneRead(ctx, c.srv, paneTarget(c), func(id string) []tmux.Cmd {
+		req = c.inputProbe(id)
+		return probeCmds(req)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return PaneInfoInput{c.PaneInfo(p, c.NewCallerCheck(ctx, c.srv)), c.inputFields(ctx, req, replies)}, nil
 }
 
 func toolKillPane(ctx context.Context, c *Call) (any, error) {

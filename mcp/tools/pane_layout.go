@@ -163,7 +163,7 @@ func toolEnterCopyMode(ctx context.Context, c *Call) (any, error) {
 	return changePane(c, ctx, func(id string) []tmux.Cmd {
 		cmds := []tmux.Cmd{tmux.CopyMode(id)}
 		if n := paneIntArg(c, "scroll_up"); n != nil && *n > 0 {
-			// Its verdict is ignored, as the anchor ignores it: run only
+			// Its verdict is ignored, as the reference ignores it: run only
 			// where it can succeed.
 			cmds = append(cmds, tmux.IfCopyMode(id, tmux.CopyModeCommand(id, "scroll-up", *n)))
 		}

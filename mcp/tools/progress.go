@@ -12,9 +12,9 @@ import (
 // waiting: seconds elapsed about every second for run_command and
 // wait_for_channel (fan-out calls report hosts done of the total:
 // fanout.go).
-// wait_for_text sends its own, as the anchor does (on every poll, in
+// wait_for_text sends its own, as the reference does (on every poll, in
 // local mode too). Local mode without --extensions sends none beyond the
-// anchor's: the contract lists wait_for_text as the only tool that
+// reference's: the contract lists wait_for_text as the only tool that
 // notifies (BEHAVIOR.md 2.8).
 
 // progressEvery is how often a long call reports its progress.

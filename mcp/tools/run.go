@@ -108,13 +108,9 @@ func runCommand(ctx context.Context, c *Call) (any, error) {
 	var exitStatus *int
 	var lines, printed []string
 	if !timedOut {
-		text := ""
-		if lines := replies[3].Lines; len(lines) > 0 {
-			text = pyfmt.Strip(lines[0])
-		}
-		n, perr := tmux.ParseInt(text)
-		if perr != nil || text == "" {
-			return nil, Expectedf("run_command could not read exit status from %s", pyfmt.Repr(statusOption))
+		n, err := exitStatusOf(replies[3], statusOption)
+		if err != nil {
+			return nil, err
 		}
 		exitStatus = &n
 		if r := replies[5]; r.Ran && r.Err == nil {
@@ -212,7 +208,7 @@ func tailLines(lines []string, max *int) ([]string, bool, int) {
 	return pyfmt.SliceFrom(lines, -*max), true, len(lines) - *max
 }
 
-// Output filter for run_command. The patterns are the anchor's
+// Output filter for run_command. The patterns are the reference's
 // (constants.RUN_COMMAND_FILTER_STATUS_RE / _WAIT_RE, Python syntax);
 // pyRegexToRE2 rewrites the parts RE2 lacks.
 const (
@@ -295,4 +291,19 @@ func allHex(s string) bool {
 		}
 	}
 	return true
+}
+
+// exitStatusOf reads the exit status run_command's wrapper left in the
+// pane option statusOption (the reply of its show-options), for
+// run_command and for a job's end alike.
+func exitStatusOf(r tmux.Reply, statusOption string) (int, error) {
+	text := ""
+	if len(r.Lines) > 0 {
+		text = pyfmt.Strip(r.Lines[0])
+	}
+	n, err := tmux.ParseInt(text)
+	if err != nil || text == "" {
+		return 0, Expectedf("run_command could not read exit status from %s", pyfmt.Repr(statusOption))
+	}
+	return n, nil
 }

@@ -218,7 +218,7 @@ func checkSessionName(name string) error {
 }
 
 // replyError reports tmux output that is not what the command promised
-// as the unexpected RuntimeError the anchor raises; other errors pass.
+// as the unexpected RuntimeError the reference raises; other errors pass.
 func replyError(err error) error {
 	var re *tmux.ReplyError
 	if errors.As(err, &re) {

@@ -53,7 +53,7 @@ type Def struct {
 	// defaults overrides published parameter defaults with server
 	// settings (shown in the schema and applied by validation).
 	Defaults func(Settings) map[string]any
-	// limited caps the response size although the anchor does not mark
+	// limited caps the response size although the reference does not mark
 	// the tool response-limited.
 	Limited bool
 }
@@ -61,7 +61,7 @@ type Def struct {
 // handlerFunc runs a tool whose target is resolved.
 type handlerFunc func(ctx context.Context, c *Call) (any, error)
 
-// Defs is every tool fleetmux serves, in the anchor's order, then the
+// Defs is every tool fleetmux serves, in the reference's order, then the
 // fleet-only tools. TestToolTable checks it against the surface.
 var Defs = []Def{
 	// Batches run other tools through the whole pipeline.
@@ -107,7 +107,7 @@ var Defs = []Def{
 	{Name: "kill_pane", Set: "panes", Target: targetServer, Handle: toolKillPane},
 	{Name: "respawn_pane", Set: "panes", Target: targetServer, Check: checkSpawnEnv, Handle: toolRespawnPane},
 	{Name: "set_pane_title", Set: "panes", Target: targetServer, Handle: toolSetPaneTitle},
-	{Name: "get_pane_info", Set: "panes", Target: targetPane, Handle: toolGetPaneInfo},
+	{Name: "get_pane_info", Set: "panes", Target: targetServer, Handle: toolGetPaneInfo},
 	{Name: "find_pane_by_position", Set: "panes", Target: targetWindow, Handle: toolFindPaneByPosition},
 	{Name: "clear_pane", Set: "io", Target: targetServer, Handle: toolClearPane},
 	{Name: "search_panes", Set: "io", Target: targetServer, Check: checkSearchPattern, Handle: searchPanes, Merge: mergeSearch},

@@ -6,12 +6,12 @@ import (
 	"github.com/fleetmux/fleetmux/tmux"
 )
 
-// resolveSession applies §5.3 with the call's session_id/session_name.
+// resolveSession applies the reference's target precedence to the call's session_id/session_name.
 func (c *Call) resolveSession(ctx context.Context, srv *tmux.Server) (tmux.Attrs, error) {
 	return tmux.ResolveSession(ctx, srv, c.Args.Str("session_name"), c.Args.Str("session_id"))
 }
 
-// resolveWindow applies §5.3 with window_id, window_index and the
+// resolveWindow applies the reference's target precedence to window_id, window_index and the
 // session parameters.
 func (c *Call) resolveWindow(ctx context.Context, srv *tmux.Server) (tmux.Attrs, error) {
 	return tmux.ResolveWindow(ctx, srv, tmux.WindowTarget{
@@ -20,7 +20,7 @@ func (c *Call) resolveWindow(ctx context.Context, srv *tmux.Server) (tmux.Attrs,
 	})
 }
 
-// resolvePane applies §5.3 with pane_id, session_name, session_id and
+// resolvePane applies the reference's target precedence to pane_id, session_name, session_id and
 // window_id (pane tools never pass window_index).
 func (c *Call) resolvePane(ctx context.Context, srv *tmux.Server) (tmux.Attrs, error) {
 	return tmux.ResolvePane(ctx, srv, paneTarget(c))

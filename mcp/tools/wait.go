@@ -93,13 +93,11 @@ func (b *boundedTmux) historyLimit(ctx context.Context, paneID string) (int, err
 	return parseHistoryLimit(out), nil
 }
 
-// parseHistoryLimit reads #{history_limit}; anything else is 0.
+// parseHistoryLimit reads #{history_limit} leniently: where capture_since
+// refuses a reply that is not a number (parseLimit), a wait reads it as 0.
 func parseHistoryLimit(out []string) int {
-	if len(out) == 0 || !allASCIIDigits(out[0]) {
-		return 0
-	}
-	n, err := strconv.Atoi(out[0])
-	if err != nil {
+	n, err := parseLimit(out)
+	if err != nil || n < 0 {
 		return 0
 	}
 	return n
@@ -124,6 +122,9 @@ type pollResult struct {
 	st   tmux.PaneState
 	rows []string
 	err  error
+	// wake: no poll, only a turn of the loop for the input check
+	// (stop_on_input) of a watched wait.
+	wake bool
 }
 
 // polls starts b.poll every period (at most maxPollsInFlight at once)
@@ -168,7 +169,7 @@ func startPolls(ctx context.Context, bg *sync.WaitGroup, b *boundedTmux, target 
 				defer p.wg.Done()
 				st, rows, err := b.poll(pctx, target, baseline)
 				select {
-				case p.out <- pollResult{seq, st, rows, err}:
+				case p.out <- pollResult{seq: seq, st: st, rows: rows, err: err}:
 				case <-p.quit: // the wait is over: nobody reads
 				}
 				<-slots
@@ -176,7 +177,7 @@ func startPolls(ctx context.Context, bg *sync.WaitGroup, b *boundedTmux, target 
 			if !time.Now().Before(deadline) {
 				return
 			}
-			// Never wait past the deadline (the anchor sleeps the whole
+			// Never wait past the deadline (the reference sleeps the whole
 			// interval, so interval=3600 with timeout=8 blocked an hour).
 			select {
 			case <-p.quit:
@@ -369,7 +370,7 @@ func replyFailed(name string, r tmux.Reply) error {
 	return nil
 }
 
-// resolvePane applies the §5.3 precedence through bounded listings.
+// resolvePane applies the reference's target precedence through bounded listings.
 func (b *boundedTmux) resolvePane(ctx context.Context, paneID, sessionName, sessionID, windowID *string) (string, error) {
 	if paneID != nil {
 		rows, err := b.lines(ctx, tmux.ListIDs("pane", ""))
@@ -590,24 +591,40 @@ func waitForText(ctx context.Context, c *Call) (any, error) {
 		sawAlternate = entry.AlternateOn
 		lastRows     []string
 	)
+	var input *inputCheck
+	if c.env.Extended && c.Args.Bool("stop_on_input") {
+		input = &inputCheck{c: c, b: b, target: target}
+	}
 	var polls waitSource
 	progress := func() {
 		elapsed := time.Since(start).Seconds()
 		_ = c.deps.Progress(ctx, elapsed, effective, fmt.Sprintf("Waiting on pane %s: %.1fs elapsed, %.1fs left", target, elapsed, max(effective-elapsed, 0)))
 	}
+	woke := false
 loop:
 	for {
-		progress()
+		if !woke {
+			progress()
+		}
+		woke = false
 
 		st, rows := first.st, first.rows
 		if !first.ok {
 			if polls == nil {
-				polls = startWaitSource(ctx, c, b, target, baselineAbs, durSeconds(interval), deadline, progress)
+				polls = startWaitSource(ctx, c, b, target, baselineAbs, durSeconds(interval), deadline, progress, input.wake())
 				defer polls.stop()
 			}
 			r, more := polls.next()
 			if !more {
 				break
+			}
+			if r.wake {
+				if input.waiting(ctx) {
+					outcome = "input"
+					break loop
+				}
+				woke = true
+				continue
 			}
 			if r.err != nil {
 				if errors.As(r.err, new(pastDeadline)) {
@@ -657,6 +674,10 @@ loop:
 				break loop
 			}
 		}
+		if input.waiting(ctx) {
+			outcome = "input"
+			break loop
+		}
 		if !time.Now().Before(deadline) {
 			break
 		}
@@ -670,7 +691,7 @@ loop:
 	if outcome == "timeout" && sawAlternate {
 		outcome = "alternate_screen"
 	}
-	if !found {
+	if !found && outcome != "input" {
 		_ = c.deps.Warn(ctx, fmt.Sprintf("No match in pane %s before %ss timeout", target, pyfmt.Float(effective)))
 	}
 	w, wb := waitTailLines, waitTailBytes

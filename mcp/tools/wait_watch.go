@@ -32,6 +32,9 @@ type watchedPolls struct {
 	deadline time.Time
 	progress func() // nil: the client wants no progress
 	every    time.Duration
+	// wake, when not 0, makes next hand back a wake result that often
+	// while nothing prints, for wait_for_text's input check.
+	wake time.Duration
 
 	poll     func() *polls // starts the polling path
 	fallback *polls
@@ -40,8 +43,10 @@ type watchedPolls struct {
 }
 
 // startWaitSource subscribes the wait to its server's watcher, or, where
-// none can run, starts today's polls.
-func startWaitSource(ctx context.Context, c *Call, b *boundedTmux, target string, baseline int, interval time.Duration, deadline time.Time, progress func()) waitSource {
+// none can run, starts today's polls. wake (0: never) is how often a
+// watched wait hands back a wake result while nothing prints (the polls
+// hand back results more often than that anyway).
+func startWaitSource(ctx context.Context, c *Call, b *boundedTmux, target string, baseline int, interval time.Duration, deadline time.Time, progress func(), wake time.Duration) waitSource {
 	poll := func() *polls {
 		return startPolls(ctx, c.env.Background, b, target, baseline, min(interval, pollPeriod), deadline)
 	}
@@ -60,7 +65,7 @@ func startWaitSource(ctx context.Context, c *Call, b *boundedTmux, target string
 		return pollSource{poll()}
 	}
 	wp := &watchedPolls{ctx: ctx, sub: sub, b: b, target: target, baseline: baseline, deadline: deadline,
-		every: max(interval, 50*time.Millisecond), poll: poll}
+		every: max(interval, 50*time.Millisecond), poll: poll, wake: wake}
 	if c.deps.WantsProgress() {
 		wp.progress = progress
 	}
@@ -87,6 +92,12 @@ func (p *watchedPolls) next() (pollResult, bool) {
 		defer t.Stop()
 		tick = t.C
 	}
+	var wake <-chan time.Time
+	if p.wake > 0 {
+		t := time.NewTimer(p.wake)
+		defer t.Stop()
+		wake = t.C
+	}
 	for {
 		select {
 		case <-p.sub.Ready():
@@ -104,9 +115,11 @@ func (p *watchedPolls) next() (pollResult, bool) {
 			st, rows, err := pollReplies(replies[0], replies[1], p.baseline)
 			return pollResult{seq: p.seq, st: st, rows: rows, err: err}, true
 		case <-tick:
-			// The anchor reports progress on every poll; a watched wait
+			// The reference reports progress on every poll; a watched wait
 			// reports it as often, without polling.
 			p.progress()
+		case <-wake:
+			return pollResult{seq: p.seq, wake: true}, true
 		case <-end.C:
 			p.final = true
 			p.seq++

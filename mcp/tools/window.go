@@ -130,7 +130,7 @@ func selectLayout(ctx context.Context, c *Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	// libtmux's select_layout does not refresh the window, so the anchor
+	// libtmux's select_layout does not refresh the window, so the reference
 	// reports the row it resolved before the change (window_layout is
 	// the previous layout).
 	return c.WindowInfo(w), nil
@@ -196,7 +196,7 @@ func killWindow(ctx context.Context, c *Call) (any, error) {
 }
 
 // callerPane looks the caller's pane up on the target server as the
-// anchor's guards do (server.panes.get with a default): a missing pane is
+// reference's guards do (server.panes.get with a default): a missing pane is
 // nil, but a pane listed more than once (its window is linked into
 // several sessions) or a failed listing is an error, never a pass.
 func callerPane(ctx context.Context, srv *tmux.Server, id string) (tmux.Attrs, error) {
