@@ -45,23 +45,6 @@ func startSubClient(t *testing.T, version string, env []string, args ...string) 
 	return &subClient{fleetClient: &fleetClient{t: t, cs: cs}, updates: updates}
 }
 
-// next waits (up to 30 s, a deadline, not a measure) for an update of uri.
-func (c *subClient) next(uri string) *sdk.ResourceUpdatedNotificationParams {
-	c.t.Helper()
-	deadline := time.After(30 * time.Second)
-	for {
-		select {
-		case p := <-c.updates:
-			if p.URI == uri {
-				return p
-			}
-		case <-deadline:
-			c.t.Fatalf("no notifications/resources/updated for %s", uri)
-			return nil
-		}
-	}
-}
-
 // poke prints in pane until an update of uri arrives that satisfies ok
 // (a 2026-07-28 client's subscription is in place only some time after
 // Subscribe returned: it sends subscriptions/listen and does not wait).
