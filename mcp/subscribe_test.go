@@ -86,6 +86,11 @@ func testPaneSubscribe(t *testing.T, version string) {
 			if err := cs.Subscribe(ctx, &sdk.SubscribeParams{URI: uri}); err != nil {
 				t.Fatalf("subscribe: %v", err)
 			}
+			// A 2026-07-28 client's Subscribe does not wait for the
+			// subscription to be in place.
+			for e.srv.subs.count() == 0 {
+				time.Sleep(5 * time.Millisecond)
+			}
 			for i := range 3 {
 				e.tmux("send-keys", "-t", pane, "echo out"+string(rune('a'+i)), "Enter")
 				if p := waitUpdate(t, updates, uri); p.Meta[MetaMayHaveMissed] != nil {
