@@ -172,6 +172,9 @@ func (s *Server) readResource(ctx context.Context, uri string) (*sdk.ReadResourc
 		if params == nil {
 			continue
 		}
+		if s.opts.Backend.Fleet() {
+			params["host"] = s.resourceHost(uri)
+		}
 		body, err := rt.read(ctx, s, params)
 		if err != nil {
 			if re, ok := err.(*resourceError); ok {
@@ -194,7 +197,11 @@ func (s *Server) resourceCall(p map[string]string) *Call {
 	if v, ok := p["socket_name"]; ok {
 		args["socket_name"] = v
 	}
-	return s.newCall(nil, args, LocalHost, nil, "")
+	host := LocalHost
+	if h := p["host"]; h != "" {
+		host = h // fleet mode: the URI's ?host= (resourceHost)
+	}
+	return s.newCall(nil, args, host, nil, "")
 }
 
 // resourceServer is the call and tmux server a resource URI reads from.

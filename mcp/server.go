@@ -95,6 +95,8 @@ type Server struct {
 	jobsWarn   sync.Once
 	// env is what every call shares (package tools).
 	env *tools.Env
+	// subs are the pane subscriptions (extensions only; subscribe.go).
+	subs *subscriptions
 }
 
 // New builds the server: instructions, the tool table filtered by tier,
@@ -134,7 +136,8 @@ func New(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.sdk = sdk.NewServer(&sdk.Implementation{Name: ServerName, Title: Title(opts.Version), Version: ServerVersion, WebsiteURL: WebsiteURL}, &sdk.ServerOptions{
+	s.subs = newSubscriptions(s)
+	so := &sdk.ServerOptions{
 		Instructions: instr,
 		Logger:       opts.Logger,
 		Capabilities: &sdk.ServerCapabilities{
@@ -142,7 +145,13 @@ func New(opts Options) (*Server, error) {
 			Logging: &sdk.LoggingCapabilities{},
 			Tools:   &sdk.ToolCapabilities{ListChanged: true},
 		},
-	})
+	}
+	if s.extended() {
+		// resources.subscribe is announced only here: plain local mode's
+		// initialize stays the anchor's.
+		so.SubscribeHandler, so.UnsubscribeHandler = s.subs.subscribe, s.subs.unsubscribe
+	}
+	s.sdk = sdk.NewServer(&sdk.Implementation{Name: ServerName, Title: Title(opts.Version), Version: ServerVersion, WebsiteURL: WebsiteURL}, so)
 	fleet := opts.Backend.Fleet()
 	joined, err := joinTools(append(append(append([]*surface.Tool(nil), surface.Spec.Tools...), surface.Spec.FleetTools...), surface.JobTools()...), tools.Defs)
 	if err != nil {

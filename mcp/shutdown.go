@@ -12,6 +12,7 @@ func (s *Server) shutdown() {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	s.sweepBuffers(ctx)
+	s.subs.close()
 	s.background.Wait() // each piece is bounded (a poll's budget, at most 5 s)
 	s.env.Watch.Close()
 }

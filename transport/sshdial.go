@@ -8,6 +8,7 @@ import (
 	"os/user"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/crypto/ssh"
@@ -102,6 +103,7 @@ func (s *SSH) dialHop(ctx context.Context, via *ssh.Client, cfg *SSHConfig) (*ss
 		}
 		return nil, fmt.Errorf("connect %s: %w: %w", addr, ErrUnreachable, err)
 	}
+	nc = &readFailClosesWrites{Conn: nc}
 	if dl, ok := ctx.Deadline(); ok {
 		nc.SetDeadline(dl) // unsupported on jump channels; the AfterFunc covers them
 	}
@@ -148,4 +150,33 @@ func classifyHandshake(addr string, err error, hk *hostKeyChecker, auth *authSet
 		return fmt.Errorf("%s: %w: %w", detail, ErrAuth, err)
 	}
 	return fmt.Errorf("handshake with %s: %w: %w", addr, ErrUnreachable, err)
+}
+
+// readFailClosesWrites makes every write fail once a read has failed.
+//
+// x/crypto/ssh's reader, on a connection the peer closed, closes its
+// packet queue before it marks writes as failed; in that gap the mux has
+// already dropped its channels, and an OpenChannel that joins then sends
+// its request on the still-writable socket and waits for an answer that
+// never comes: its goroutine is blocked for good (TestSoak saw five after
+// hosts were restarted under load). Failing writes from the moment a read
+// fails closes the gap: that OpenChannel's send fails and it returns.
+type readFailClosesWrites struct {
+	net.Conn
+	readErr atomic.Pointer[error]
+}
+
+func (c *readFailClosesWrites) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if err != nil {
+		c.readErr.CompareAndSwap(nil, &err)
+	}
+	return n, err
+}
+
+func (c *readFailClosesWrites) Write(p []byte) (int, error) {
+	if e := c.readErr.Load(); e != nil {
+		return 0, fmt.Errorf("ssh connection: write after the read side failed: %w", *e)
+	}
+	return c.Conn.Write(p)
 }

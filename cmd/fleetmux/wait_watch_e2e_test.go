@@ -28,6 +28,7 @@ type watchFleet struct {
 	host *sshtest.Host
 	cs   *sdk.ClientSession
 	sock string // the private tmux socket of every call
+	srv  *mcp.Server
 }
 
 func startWatchFleet(tb testing.TB, rtt time.Duration, poll bool) *watchFleet {
@@ -73,7 +74,7 @@ func startWatchFleet(tb testing.TB, rtt time.Duration, poll bool) *watchFleet {
 	tb.Cleanup(done)
 	sock := fmt.Sprintf("fleetmux-test-watche2e-%d-%d", os.Getpid(), time.Now().UnixNano()%1e9)
 	tb.Cleanup(func() { exec.Command("tmux", "-L", sock, "kill-server").Run() })
-	return &watchFleet{host: h, cs: cs, sock: sock}
+	return &watchFleet{host: h, cs: cs, sock: sock, srv: srv}
 }
 
 func (wf *watchFleet) call(tb testing.TB, tool string, args map[string]any) (map[string]any, string, bool) {
