@@ -272,7 +272,13 @@ func (w *watcher) runRemote(streamer transport.Streamer) error {
 				if err != nil {
 					return fmt.Errorf("watcher: unexpected frame %q", f.trailer)
 				}
-				looks[seq] = &remoteLook{id: id, startedAt: time.Now()}
+				// stderr and stdout are two streams: the look's stderr
+				// frame may have come first and made its entry.
+				if lk := looks[seq]; lk != nil {
+					lk.id, lk.startedAt = id, time.Now()
+				} else {
+					looks[seq] = &remoteLook{id: id, startedAt: time.Now()}
+				}
 				timeout.Reset(opts.LookTimeout)
 				continue
 			}
@@ -292,9 +298,14 @@ func (w *watcher) runRemote(streamer transport.Streamer) error {
 				continue // stdout tells why
 			}
 			seq, err := strconv.Atoi(f.trailer)
-			lk := looks[seq]
-			if err != nil || lk == nil {
+			if err != nil {
 				return fmt.Errorf("watcher: unexpected stderr frame %q", f.trailer)
+			}
+			lk := looks[seq]
+			if lk == nil {
+				// Ahead of the look's "+" line on stdout (another stream).
+				lk = &remoteLook{startedAt: time.Now()}
+				looks[seq] = lk
 			}
 			lk.out.Stderr, lk.gotErr = f.data, true
 			if lk.gotOut {
