@@ -28,6 +28,9 @@ func TestEveryToolSurvivesBadInput(t *testing.T) {
 		calls := []map[string]any{{}}
 		for _, p := range ts.Params {
 			for _, v := range bad {
+				if p.Name == "socket_name" && v == "" {
+					continue // "" is tmux's default socket: the user's own server
+				}
 				args := map[string]any{p.Name: v}
 				// Fill the other required parameters so the bad value
 				// reaches the tool, and keep waits short.
