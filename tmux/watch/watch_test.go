@@ -185,6 +185,27 @@ func sendLine(t *testing.T, srv *tmux.Server, pane, line string) {
 
 // TestLocalWatch: a subscriber gets a look at once, a look after output,
 // and (almost) none while the pane is silent.
+// quietThenSees checks a subscriber s of pane on host's watcher: after
+// its first look and the shell's prompt, at most 3 looks in 500 ms of
+// silence (polling would make 25); then a printed word reaches a look,
+// and the host waits by watching.
+func quietThenSees(t *testing.T, hub *Hub, host string, s *Sub, srv *tmux.Server, pane, word string) {
+	t.Helper()
+	nextLook(t, s)
+	quietLooks(s, 300*time.Millisecond) // bash prints its prompt
+	quiet := quietLooks(s, 500*time.Millisecond)
+	t.Logf("looks during 500 ms of silence: %d (polling would make 25)", quiet)
+	if quiet > 3 {
+		t.Errorf("%d looks during 500 ms of silence; the watcher looks only after output", quiet)
+	}
+	// The quotes keep the typed command line from matching word.
+	sendLine(t, srv, pane, "echo "+word[:len(word)/2]+"''"+word[len(word)/2:])
+	awaitText(t, s, word)
+	if m, _ := hub.Mode(host); m != ModeWatch {
+		t.Errorf("Mode = %q, want %q", m, ModeWatch)
+	}
+}
+
 func TestLocalWatch(t *testing.T) {
 	srv := localServer(t)
 	pane := firstPane(t, srv)
@@ -196,18 +217,7 @@ func TestLocalWatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	nextLook(t, s)
-	quietLooks(s, 300*time.Millisecond) // bash prints its prompt
-	quiet := quietLooks(s, 500*time.Millisecond)
-	t.Logf("looks during 500 ms of silence: %d (polling would make 25)", quiet)
-	if quiet > 3 {
-		t.Errorf("%d looks during 500 ms of silence; the watcher looks only after output", quiet)
-	}
-	sendLine(t, srv, pane, "echo wat''ched-1")
-	awaitText(t, s, "watched-1")
-	if m, _ := hub.Mode("local"); m != ModeWatch {
-		t.Errorf("Mode = %q, want %q", m, ModeWatch)
-	}
+	quietThenSees(t, hub, "local", s, srv, pane, "watched-1")
 	// A second subscriber shares the watcher and gets its own look.
 	s2, err := hub.Watch(ctx, "local", true, srv, []tmux.Cmd{tmux.DisplayMessage(pane, "#{pane_id}")})
 	if err != nil {
@@ -330,18 +340,7 @@ func TestRemoteWatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	nextLook(t, s)
-	quietLooks(s, 300*time.Millisecond) // bash prints its prompt
-	quiet := quietLooks(s, 500*time.Millisecond)
-	t.Logf("looks during 500 ms of silence: %d", quiet)
-	if quiet > 3 {
-		t.Errorf("%d looks during 500 ms of silence", quiet)
-	}
-	sendLine(t, srv, pane, "echo remote''-watched")
-	awaitText(t, s, "remote-watched")
-	if m, _ := hub.Mode("h"); m != ModeWatch {
-		t.Errorf("Mode = %q, want %q", m, ModeWatch)
-	}
+	quietThenSees(t, hub, "h", s, srv, pane, "remote-watched")
 }
 
 // TestRemoteWatchDropped: a dropped connection stops the watcher (the
