@@ -14,7 +14,6 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/fleetmux/fleetmux/fleet"
 	"github.com/fleetmux/fleetmux/mcp"
 	"github.com/fleetmux/fleetmux/transport"
 	"github.com/fleetmux/fleetmux/transport/sshtest"
@@ -93,32 +92,7 @@ func fleetClient20(b *testing.B, cfgPath, pattern string) *sdk.ClientSession {
 // benchFleetClient serves the hosts pattern selects (no local host) at
 // the given safety tier and connects an in-process MCP client to it.
 func benchFleetClient(b *testing.B, cfgPath, pattern string, safety mcp.Tier) *sdk.ClientSession {
-	inv, err := fleet.LoadInventory(fleet.InventoryOptions{UserConfig: cfgPath})
-	if err != nil {
-		b.Fatal(err)
-	}
-	sel, _ := fleet.ParseSelection(pattern)
-	f, err := fleet.New(fleet.Options{Inventory: inv, Selection: sel, NoLocal: true})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { f.Close() })
-	srv, err := mcp.New(mcp.Options{Settings: mcp.Settings{Safety: safety, SuppressHistory: true, WaitMax: 30}, Backend: fleetBackend{f: f},
-		Getenv: func(k string) string {
-			if k == "TMUX" || k == "TMUX_PANE" {
-				return ""
-			}
-			return os.Getenv(k)
-		}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	cs, done, err := srv.InProcess(context.Background(), "bench")
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(done)
-	return cs
+	return inprocFleet(b, cfgPath, pattern, safety)
 }
 
 func p50(ds []time.Duration) time.Duration {

@@ -31,22 +31,31 @@ func inprocFleet(tb testing.TB, cfgPath, pattern string, safety mcp.Tier) *sdk.C
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { f.Close() })
-	srv, err := mcp.New(mcp.Options{Settings: mcp.Settings{Safety: safety, SuppressHistory: true, WaitMax: 30}, Backend: fleetBackend{f: f},
-		Getenv: func(k string) string {
-			if k == "TMUX" || k == "TMUX_PANE" {
-				return ""
-			}
-			return os.Getenv(k)
-		}})
+	_, cs := inprocServe(tb, f, mcp.Options{Settings: mcp.Settings{Safety: safety, SuppressHistory: true, WaitMax: 30}}, "differ")
+	return cs
+}
+
+// inprocServe serves fleet f (with o's settings; fleetmux itself is not
+// inside tmux) and connects an in-process MCP client named name.
+func inprocServe(tb testing.TB, f *fleet.Fleet, o mcp.Options, name string) (*mcp.Server, *sdk.ClientSession) {
+	tb.Helper()
+	o.Backend = fleetBackend{f: f}
+	o.Getenv = func(k string) string {
+		if k == "TMUX" || k == "TMUX_PANE" {
+			return ""
+		}
+		return os.Getenv(k)
+	}
+	srv, err := mcp.New(o)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	cs, done, err := srv.InProcess(context.Background(), "differ")
+	cs, done, err := srv.InProcess(context.Background(), name)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(done)
-	return cs
+	return srv, cs
 }
 
 func callTool(tb testing.TB, cs *sdk.ClientSession, name string, args map[string]any) (string, map[string]any) {

@@ -57,21 +57,7 @@ func startWatchFleet(tb testing.TB, rtt time.Duration, poll bool) *watchFleet {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { f.Close() })
-	srv, err := mcp.New(mcp.Options{Settings: mcp.Settings{Safety: mcp.TierDestructive, SuppressHistory: true, WaitMax: 60}, Backend: fleetBackend{f: f}, PollWaits: poll,
-		Getenv: func(k string) string {
-			if k == "TMUX" || k == "TMUX_PANE" {
-				return ""
-			}
-			return os.Getenv(k)
-		}})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	cs, done, err := srv.InProcess(context.Background(), "watch")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(done)
+	srv, cs := inprocServe(tb, f, mcp.Options{Settings: mcp.Settings{Safety: mcp.TierDestructive, SuppressHistory: true, WaitMax: 60}, PollWaits: poll}, "watch")
 	sock := fmt.Sprintf("fleetmux-test-watche2e-%d-%d", os.Getpid(), time.Now().UnixNano()%1e9)
 	tb.Cleanup(func() { exec.Command("tmux", "-L", sock, "kill-server").Run() })
 	return &watchFleet{host: h, cs: cs, sock: sock, srv: srv}
