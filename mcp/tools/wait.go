@@ -85,14 +85,6 @@ func (b *boundedTmux) state(ctx context.Context, paneID string) (tmux.PaneState,
 	return paneStateOf(b.lines(ctx, tmux.DisplayMessage(paneID, tmux.PaneStateFormat)))
 }
 
-func (b *boundedTmux) historyLimit(ctx context.Context, paneID string) (int, error) {
-	out, err := b.lines(ctx, tmux.DisplayMessage(paneID, tmux.HistoryLimitFormat))
-	if err != nil {
-		return 0, err
-	}
-	return parseHistoryLimit(out), nil
-}
-
 // parseHistoryLimit reads #{history_limit} leniently: where capture_since
 // refuses a reply that is not a number (parseLimit), a wait reads it as 0.
 func parseHistoryLimit(out []string) int {
@@ -233,30 +225,21 @@ const firstPollDelay = 20 * time.Millisecond
 
 // enter reads what wait_for_text starts from: the pane, its state, its
 // history limit, its rows from the cursor row down and its visible rows.
-// For a plain pane id that is one request, which also makes the first
-// poll after min(interval, 20 ms): the rows from the cursor are read at
-// the same instant as the state, and the entry's absolute cursor row is
-// kept in a private pane option for the poll (unset at the end of the
-// request). Otherwise the pane is resolved first and each read is its
-// own request.
+// It is one request (after resolving the pane when it is not named by
+// its id), which also makes the first poll after min(interval, 20 ms):
+// the rows from the cursor are read at the same instant as the state,
+// and the entry's absolute cursor row is kept in a private pane option
+// for the poll (unset at the end of the request).
 func (b *boundedTmux) enter(ctx context.Context, paneID, sessionName, sessionID, windowID *string, interval time.Duration) (target string, st tmux.PaneState, hlimit int, fromCursor, visible []string, first firstPoll, err error) {
-	if paneID == nil || !tmux.IsPaneID(*paneID) {
-		if target, err = b.resolvePane(ctx, paneID, sessionName, sessionID, windowID); err != nil {
-			return
-		}
-		if st, err = b.state(ctx, target); err != nil {
-			return
-		}
-		if hlimit, err = b.historyLimit(ctx, target); err != nil {
-			return
-		}
-		if fromCursor, err = b.capture(ctx, target, st.CursorY); err != nil {
-			return
-		}
-		visible, err = b.capture(ctx, target, 0)
+	if paneID != nil && tmux.IsPaneID(*paneID) {
+		target = *paneID
+	} else if target, err = b.resolvePane(ctx, paneID, sessionName, sessionID, windowID); err != nil {
 		return
 	}
-	target = *paneID
+	// The entry reads the cursor row and the rows from it down in one
+	// tmux command list, so output arriving meanwhile cannot slip rows
+	// printed after the cursor was read into the entry set (they would
+	// never count as new).
 	id, err := runCommandID()
 	if err != nil {
 		err = Unexpected("RuntimeError", err)
