@@ -158,13 +158,6 @@ func printfLines(data []byte) []string {
 	return out
 }
 
-// frame is what a reader saw up to one marker line: the bytes before the
-// marker and the rest of the marker line (without "M " and "\n").
-type frame struct {
-	data    []byte
-	trailer string
-}
-
 // cmdChannel is one running channelLoop.
 type cmdChannel struct {
 	conn   *sshConn
@@ -173,8 +166,8 @@ type cmdChannel struct {
 	marker []byte
 	seq    int
 
-	out  chan frame // stdout frames
-	errs chan frame // stderr frames
+	out  chan Frame // stdout frames
+	errs chan Frame // stderr frames
 
 	ending // when and why the channel broke
 
@@ -195,47 +188,23 @@ func (cc *cmdChannel) close(err error) { cc.fail(err) }
 
 // readFrames splits r at marker lines and delivers the frames until the
 // stream ends or the channel dies.
-func (cc *cmdChannel) readFrames(r io.Reader, dst chan<- frame) {
-	var buf []byte
-	chunk := make([]byte, 32<<10)
-	from := 0 // where to resume looking for the marker
-	for {
-		for {
-			i := bytes.Index(buf[from:], cc.marker)
-			if i < 0 {
-				from = max(0, len(buf)-len(cc.marker)+1)
-				break
-			}
-			i += from
-			rest := buf[i+len(cc.marker):]
-			j := bytes.IndexByte(rest, '\n')
-			if j < 0 {
-				from = i
-				break
-			}
-			f := frame{data: buf[:i:i], trailer: strings.TrimPrefix(string(rest[:j]), " ")}
-			buf = append([]byte(nil), rest[j+1:]...)
-			from = 0
-			select {
-			case dst <- f:
-			case <-cc.done:
-				return
-			}
+func (cc *cmdChannel) readFrames(r io.Reader, dst chan<- Frame) {
+	_, err := SplitFrames(r, cc.marker, func(f Frame) bool {
+		select {
+		case dst <- f:
+			return true
+		case <-cc.done:
+			return false
 		}
-		n, err := r.Read(chunk)
-		buf = append(buf, chunk[:n]...)
-		if len(buf) > MaxOutput {
-			// The loop is desynchronised by now: drop the channel.
-			cc.fail(errOutputTooLarge())
-			return
-		}
-		if err != nil {
-			if err == io.EOF {
-				err = errors.New("remote command loop closed its output")
-			}
-			cc.fail(err)
-			return
-		}
+	})
+	switch {
+	case err == nil:
+	case err == io.EOF:
+		cc.fail(errors.New("remote command loop closed its output"))
+	default:
+		// Over the limit the loop is desynchronised by now: drop the
+		// channel.
+		cc.fail(err)
 	}
 }
 
@@ -264,8 +233,8 @@ func (c *sshConn) startLoop(ctx context.Context, sch ssh.Channel, reqs <-chan *s
 		ch:     sch,
 		sess:   newRawSession(sch, reqs),
 		marker: []byte(hex.EncodeToString(m)),
-		out:    make(chan frame),
-		errs:   make(chan frame),
+		out:    make(chan Frame),
+		errs:   make(chan Frame),
 		ending: ending{done: make(chan struct{})},
 	}
 	ok := c.s.spawn(func() { cc.readFrames(sch, cc.out) }) &&
@@ -296,11 +265,11 @@ func (c *sshConn) startLoop(ctx context.Context, sch ssh.Channel, reqs <-chan *s
 	for ready := 0; err == nil && ready < 2; {
 		select {
 		case f := <-cc.out:
-			if f.trailer == "r" {
+			if f.Trailer == "r" {
 				ready++
 			}
 		case f := <-cc.errs:
-			if f.trailer == "r" {
+			if f.Trailer == "r" {
 				ready++
 			}
 		case <-cc.done:
@@ -335,8 +304,8 @@ func (cc *cmdChannel) run(ctx context.Context, line string, stdin []byte) (Resul
 	}
 	var res Result
 	started, acked, gotOut, gotErr := false, false, false, false
-	protocolErr := func(what string, f frame) (Result, bool, error) {
-		err := fmt.Errorf("command channel: unexpected %s frame %q for request %s", what, f.trailer, seq)
+	protocolErr := func(what string, f Frame) (Result, bool, error) {
+		err := fmt.Errorf("command channel: unexpected %s frame %q for request %s", what, f.Trailer, seq)
 		cc.fail(err)
 		return res, started, err
 	}
@@ -344,23 +313,23 @@ func (cc *cmdChannel) run(ctx context.Context, line string, stdin []byte) (Resul
 		select {
 		case f := <-cc.out:
 			if !acked {
-				if f.trailer != seq+" +" {
+				if f.Trailer != seq+" +" {
 					return protocolErr("stdout", f)
 				}
 				started, acked = true, true
 				continue
 			}
-			st, ok := strings.CutPrefix(f.trailer, seq+" ")
+			st, ok := strings.CutPrefix(f.Trailer, seq+" ")
 			code, err := strconv.Atoi(st)
 			if !ok || err != nil {
 				return protocolErr("stdout", f)
 			}
-			res.Stdout, res.ExitCode, gotOut = f.data, code, true
+			res.Stdout, res.ExitCode, gotOut = f.Data, code, true
 		case f := <-cc.errs:
-			if f.trailer != seq {
+			if f.Trailer != seq {
 				return protocolErr("stderr", f)
 			}
-			res.Stderr, gotErr, started = f.data, true, true
+			res.Stderr, gotErr, started = f.Data, true, true
 		case <-cc.done:
 			if ctx.Err() != nil {
 				return res, started, ctx.Err()

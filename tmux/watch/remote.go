@@ -72,13 +72,6 @@ const remoteLoop = `exec 3<&0 </dev/null 4>&2 2>/dev/null; IFS= read -r -u 3 M |
 	`if [ -z "$k" ]; then k=$d; last=; else if [ $d -lt $k ]; then k=$d; fi; last=$((r+k)); fi; ` +
 	`done`
 
-// frame is what a stream printed up to one marker line: the bytes before
-// the marker and the rest of the marker line.
-type frame struct {
-	data    []byte
-	trailer string
-}
-
 // maxUnframed bounds what is kept of a host's output without a marker
 // (the reason a host without bash gives).
 const maxUnframed = 512
@@ -87,11 +80,8 @@ const maxUnframed = 512
 // r ends (then it sends a frame with trailer "" and the bytes left, at
 // most maxUnframed of them) or done closes. A stream that prints more
 // than transport.MaxOutput without a marker ends with an error frame.
-func readFrames(r io.Reader, marker []byte, dst chan<- frame, done <-chan struct{}) {
-	var buf []byte
-	chunk := make([]byte, 32<<10)
-	from := 0
-	send := func(f frame) bool {
+func readFrames(r io.Reader, marker []byte, dst chan<- transport.Frame, done <-chan struct{}) {
+	send := func(f transport.Frame) bool {
 		select {
 		case dst <- f:
 			return true
@@ -99,37 +89,13 @@ func readFrames(r io.Reader, marker []byte, dst chan<- frame, done <-chan struct
 			return false
 		}
 	}
-	for {
-		for {
-			i := bytes.Index(buf[from:], marker)
-			if i < 0 {
-				from = max(0, len(buf)-len(marker)+1)
-				break
-			}
-			i += from
-			rest := buf[i+len(marker):]
-			j := bytes.IndexByte(rest, '\n')
-			if j < 0 {
-				from = i
-				break
-			}
-			f := frame{data: buf[:i:i], trailer: strings.TrimPrefix(string(rest[:j]), " ")}
-			buf = append([]byte(nil), rest[j+1:]...)
-			from = 0
-			if !send(f) {
-				return
-			}
-		}
-		n, err := r.Read(chunk)
-		buf = append(buf, chunk[:n]...)
-		if len(buf) > transport.MaxOutput {
-			send(frame{trailer: "!", data: []byte("look output over the limit")})
-			return
-		}
-		if err != nil {
-			send(frame{data: buf[:min(len(buf), maxUnframed)]})
-			return
-		}
+	rest, err := transport.SplitFrames(r, marker, send)
+	switch {
+	case err == nil:
+	case errors.Is(err, transport.ErrOutputTooLarge):
+		send(transport.Frame{Trailer: "!", Data: []byte("look output over the limit")})
+	default:
+		send(transport.Frame{Data: rest[:min(len(rest), maxUnframed)]})
 	}
 }
 
@@ -164,7 +130,7 @@ func (w *watcher) runRemote(streamer transport.Streamer) error {
 		return err
 	}
 	marker := []byte(hex.EncodeToString(m))
-	outs, errs := make(chan frame), make(chan frame)
+	outs, errs := make(chan transport.Frame), make(chan transport.Frame)
 	readers := make(chan struct{}, 2)
 	quit := make(chan struct{})
 	defer func() {
@@ -254,23 +220,23 @@ func (w *watcher) runRemote(streamer transport.Streamer) error {
 		case <-timeout.C:
 			return fmt.Errorf("a look on the host did not finish within %s", opts.LookTimeout)
 		case f := <-outs:
-			s, rest, _ := strings.Cut(f.trailer, " ")
+			s, rest, _ := strings.Cut(f.Trailer, " ")
 			switch {
-			case f.trailer == "":
-				return fmt.Errorf("watcher on the host ended: %s", bytes.TrimSpace(f.data))
-			case f.trailer == "!":
-				return fmt.Errorf("watcher: %s", f.data)
-			case f.trailer == "g":
+			case f.Trailer == "":
+				return fmt.Errorf("watcher on the host ended: %s", bytes.TrimSpace(f.Data))
+			case f.Trailer == "!":
+				return fmt.Errorf("watcher: %s", f.Data)
+			case f.Trailer == "g":
 				return errors.New("the tmux server is gone")
 			}
 			seq, err := strconv.Atoi(s)
 			if err != nil {
-				return fmt.Errorf("watcher: unexpected frame %q", f.trailer)
+				return fmt.Errorf("watcher: unexpected frame %q", f.Trailer)
 			}
 			if idText, ok := strings.CutPrefix(rest, "+ "); ok {
 				id, err := strconv.Atoi(idText)
 				if err != nil {
-					return fmt.Errorf("watcher: unexpected frame %q", f.trailer)
+					return fmt.Errorf("watcher: unexpected frame %q", f.Trailer)
 				}
 				// stderr and stdout are two streams: the look's stderr
 				// frame may have come first and made its entry.
@@ -285,21 +251,21 @@ func (w *watcher) runRemote(streamer transport.Streamer) error {
 			lk := looks[seq]
 			code, err := strconv.Atoi(rest)
 			if lk == nil || err != nil {
-				return fmt.Errorf("watcher: unexpected frame %q", f.trailer)
+				return fmt.Errorf("watcher: unexpected frame %q", f.Trailer)
 			}
-			lk.out.Stdout, lk.out.ExitCode, lk.gotOut = f.data, code, true
+			lk.out.Stdout, lk.out.ExitCode, lk.gotOut = f.Data, code, true
 			if lk.gotErr {
 				if err := finish(seq, lk); err != nil {
 					return err
 				}
 			}
 		case f := <-errs:
-			if f.trailer == "" || f.trailer == "!" {
+			if f.Trailer == "" || f.Trailer == "!" {
 				continue // stdout tells why
 			}
-			seq, err := strconv.Atoi(f.trailer)
+			seq, err := strconv.Atoi(f.Trailer)
 			if err != nil {
-				return fmt.Errorf("watcher: unexpected stderr frame %q", f.trailer)
+				return fmt.Errorf("watcher: unexpected stderr frame %q", f.Trailer)
 			}
 			lk := looks[seq]
 			if lk == nil {
@@ -307,7 +273,7 @@ func (w *watcher) runRemote(streamer transport.Streamer) error {
 				lk = &remoteLook{startedAt: time.Now()}
 				looks[seq] = lk
 			}
-			lk.out.Stderr, lk.gotErr = f.data, true
+			lk.out.Stderr, lk.gotErr = f.Data, true
 			if lk.gotOut {
 				if err := finish(seq, lk); err != nil {
 					return err
@@ -318,17 +284,17 @@ func (w *watcher) runRemote(streamer transport.Streamer) error {
 }
 
 // awaitReady waits for the loop's "r" (ready) or its reason not to run.
-func awaitReady(ctx context.Context, outs <-chan frame) error {
+func awaitReady(ctx context.Context, outs <-chan transport.Frame) error {
 	for {
 		select {
 		case f := <-outs:
 			switch {
-			case f.trailer == "r":
+			case f.Trailer == "r":
 				return nil
-			case strings.HasPrefix(f.trailer, "n "):
-				return fmt.Errorf("%w: %s", ErrUnsupported, strings.TrimPrefix(f.trailer, "n "))
-			case f.trailer == "":
-				why := string(bytes.TrimSpace(f.data))
+			case strings.HasPrefix(f.Trailer, "n "):
+				return fmt.Errorf("%w: %s", ErrUnsupported, strings.TrimPrefix(f.Trailer, "n "))
+			case f.Trailer == "":
+				why := string(bytes.TrimSpace(f.Data))
 				if i := strings.LastIndexByte(why, '\n'); i >= 0 {
 					why = why[i+1:]
 				}
