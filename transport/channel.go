@@ -3,8 +3,6 @@ package transport
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -24,7 +22,7 @@ import (
 // fork+exec: the login shell starts once per channel, not once per command.
 //
 // Protocol, per channel. The client first sends a line holding a random
-// marker M (128 bits, sent on stdin so it never appears in any process's
+// marker M (130 bits, sent on stdin so it never appears in any process's
 // argv or environment); the loop answers "M r\n" on stdout and on stderr,
 // after whatever the rc files printed, which the client discards. Then, per
 // request:
@@ -226,13 +224,11 @@ func (c *sshConn) startChannel(ctx context.Context) (*cmdChannel, error) {
 // startLoop starts channelLoop on an open session channel and waits until
 // it is ready.
 func (c *sshConn) startLoop(ctx context.Context, sch ssh.Channel, reqs <-chan *ssh.Request) (*cmdChannel, error) {
-	m := make([]byte, 16)
-	rand.Read(m)
 	cc := &cmdChannel{
 		conn:   c,
 		ch:     sch,
 		sess:   newRawSession(sch, reqs),
-		marker: []byte(hex.EncodeToString(m)),
+		marker: NewMarker(),
 		out:    make(chan Frame),
 		errs:   make(chan Frame),
 		ending: ending{done: make(chan struct{})},

@@ -2,6 +2,7 @@ package transport
 
 import (
 	"bytes"
+	"crypto/rand"
 	"io"
 	"strings"
 )
@@ -13,6 +14,11 @@ type Frame struct {
 	Data    []byte
 	Trailer string
 }
+
+// NewMarker is a fresh frame marker: 26 random base32 characters (130
+// bits), sent to the remote loop on its stdin so no process's arguments
+// show it and no command's output can forge it.
+func NewMarker() []byte { return []byte(rand.Text()) }
 
 // SplitFrames reads r, splits it at marker lines and hands each frame to
 // send until send returns false (then it returns nil, nil). Otherwise it

@@ -3,8 +3,6 @@ package watch
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -124,12 +122,7 @@ func (w *watcher) runRemote(streamer transport.Streamer) error {
 		return err
 	}
 	defer st.Close()
-	m := make([]byte, 16)
-	if _, err := rand.Read(m); err != nil {
-		w.startFailed(err)
-		return err
-	}
-	marker := []byte(hex.EncodeToString(m))
+	marker := transport.NewMarker()
 	outs, errs := make(chan transport.Frame), make(chan transport.Frame)
 	readers := make(chan struct{}, 2)
 	quit := make(chan struct{})
