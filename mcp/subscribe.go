@@ -38,6 +38,13 @@ const subPollEvery = time.Second
 // the cursor column, so output on the cursor's row shows too.
 const paneStateLine = tmux.PaneStateFormat + "|#{cursor_x}"
 
+// subscriptionTick is how often a watcher serving only subscriptions
+// reads its server's counter. An update may come a little later than a
+// wait's answer (the budget is one round trip + 50 ms against a wait's
+// + 20 ms), and a host that only has subscribed panes wakes half as
+// often as one with a wait.
+const subscriptionTick = 40 * time.Millisecond
+
 type subscriptions struct {
 	s *Server
 
@@ -289,7 +296,7 @@ func (m *subscriptions) watch(ctx context.Context, ps *paneSub, notify func(stri
 	}
 	local := m.s.opts.Backend.Local(ps.host)
 	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	sub, err := m.s.env.Watch.Watch(wctx, ps.host, local, srv, []tmux.Cmd{tmux.DisplayMessage(ps.paneID, paneStateLine)})
+	sub, err := m.s.env.Watch.WatchEvery(wctx, ps.host, local, srv, subscriptionTick, []tmux.Cmd{tmux.DisplayMessage(ps.paneID, paneStateLine)})
 	cancel()
 	if err != nil {
 		return err

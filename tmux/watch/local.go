@@ -123,7 +123,7 @@ func (w *watcher) runLocal() error {
 	)
 	for {
 		if ls != nil && ls.plan != nil {
-			sleepTick(opts.LocalTick)
+			sleepTick(ls.tick)
 			select {
 			case <-w.done:
 				return nil
@@ -140,7 +140,7 @@ func (w *watcher) runLocal() error {
 			}
 		}
 		if ls == nil {
-			if ls, err = w.current(); err != nil {
+			if ls, err = w.current(opts.LocalTick); err != nil {
 				return err
 			}
 			l.reset()

@@ -22,11 +22,13 @@ import (
 //
 // remoteLoop first reads four lines: a random marker M (on stdin, so it
 // is in no argv or environment), the tmux server's pid, the tick in
-// seconds and every how many ticks to check the server still runs. It checks that bash can time a read out in fractions of a
-// second (bash 4) and that /proc/<pid>/io is readable, and answers
-// "M r" (ready) or "M n REASON" and exits. Then it loops: `read -t TICK
-// -u 3` on its stdin is both the sleep and the command input (no fork per
-// tick, and no redirection to set up and undo), and `read < /proc/<pid>/io`
+// seconds and every how many ticks to check the server still runs. It
+// checks that bash can time a read out in fractions of a second (bash 4)
+// and that /proc/<pid>/io is readable, and answers "M r" (ready) or
+// "M n REASON" and exits. Then it loops: `read -t TICK -u 3` on its stdin
+// is both the sleep and the command input (no fork per tick, and no
+// redirection to set up and undo; a plain blocking read while there is
+// no look, so an unused watcher never wakes), and `read < /proc/<pid>/io`
 // (a redirection: no fork) reads the counter. The loop's own stderr is
 // /dev/null (a failed read says nothing, without opening /dev/null each
 // tick); a look's tmux client writes to the stream's stderr (fd 4).
@@ -35,6 +37,8 @@ import (
 //	"L ID N\n" and N lines: the look is now the QuoteArgv command line
 //	         of those lines (ID names it); its cost is learned anew and a
 //	         look is made at once. N = 0: no look.
+//	"T TICK A\n": read the counter every TICK seconds and check the
+//	         server every A ticks.
 //	"F\n":   look at the next tick.
 //	anything else, or EOF: exit.
 //
@@ -53,13 +57,15 @@ const remoteLoop = `exec 3<&0 </dev/null 4>&2 2>/dev/null; IFS= read -r -u 3 M |
 	`f=/proc/$p/io; read -r x r < "$f" || { echo "$M n $f is not readable"; exit 0; }; ` +
 	`echo "$M r"; c=; id=; last=; k=; s=0; q=; j=0; ` +
 	`while :; do ` +
-	`if IFS= read -r -t "$T" -u 3 h; then h=$q$h; q=; ` +
+	`if [ -n "$c" ]; then IFS= read -r -t "$T" -u 3 h; else IFS= read -r -u 3 h; fi; e=$?; ` +
+	`if [ $e -eq 0 ]; then h=$q$h; q=; ` +
 	`case $h in ` +
 	`L\ *) set -- $h; id=$2; n=$3; c=; i=0; while [ $i -lt $n ]; do IFS= read -r -u 3 l || exit 0; if [ $i -eq 0 ]; then c=$l; else c=$c$nl$l; fi; i=$((i+1)); done; last=; k=;; ` +
+	`T\ *) set -- $h; T=$2; A=$3; j=0;; ` +
 	`F) last=;; ` +
 	`*) exit 0;; ` +
 	`esac; continue; ` +
-	`else e=$?; [ $e -gt 128 ] || exit 0; q=$q$h; [ -z "$q" ] || continue; fi; ` +
+	`fi; [ $e -gt 128 ] || exit 0; q=$q$h; [ -z "$q" ] || continue; ` +
 	`[ -n "$c" ] || continue; ` +
 	`j=$((j+1)); if [ $j -ge $A ]; then j=0; read -r a < /proc/$p/stat || a=; a=${a##*) }; case $a in ''|Z*|X*) echo "$M g"; exit 0;; esac; fi; ` +
 	`read -r x r < "$f" || { echo "$M g"; exit 0; }; ` +
@@ -95,6 +101,18 @@ func readFrames(r io.Reader, marker []byte, dst chan<- transport.Frame, done <-c
 	default:
 		send(transport.Frame{Data: rest[:min(len(rest), maxUnframed)]})
 	}
+}
+
+// tickArgs is the loop's tick in seconds and every how many ticks it
+// checks that the server still runs.
+func tickArgs(d time.Duration) (tick, alive string) {
+	return strconv.FormatFloat(d.Seconds(), 'f', 3, 64), strconv.Itoa(max(1, int(aliveEvery/d)))
+}
+
+// tickLine is the loop's command that sets its tick.
+func tickLine(d time.Duration) string {
+	tick, alive := tickArgs(d)
+	return "T " + tick + " " + alive + "\n"
 }
 
 // look is one look's output as it arrives.
@@ -135,8 +153,8 @@ func (w *watcher) runRemote(streamer transport.Streamer) error {
 	go func() { readFrames(st.Stdout(), marker, outs, quit); readers <- struct{}{} }()
 	go func() { readFrames(st.Stderr(), marker, errs, quit); readers <- struct{}{} }()
 
-	tick := strconv.FormatFloat(opts.RemoteTick.Seconds(), 'f', 3, 64)
-	if _, err := st.Write([]byte(fmt.Sprintf(remoteBootFormat, remoteBash) + "\n" + remoteLoop + "\n" + string(marker) + "\n" + pid + "\n" + tick + "\n" + strconv.Itoa(max(1, int(aliveEvery/opts.RemoteTick))) + "\n")); err != nil {
+	tick, alive := tickArgs(opts.RemoteTick)
+	if _, err := st.Write([]byte(fmt.Sprintf(remoteBootFormat, remoteBash) + "\n" + remoteLoop + "\n" + string(marker) + "\n" + pid + "\n" + tick + "\n" + alive + "\n")); err != nil {
 		w.startFailed(err)
 		return err
 	}
@@ -159,15 +177,22 @@ func (w *watcher) runRemote(streamer transport.Streamer) error {
 		_, err := st.Write(b)
 		return err
 	}
+	sentTick := opts.RemoteTick
 	plan := func() error {
 		var err error
-		if ls, err = w.current(); err != nil {
+		if ls, err = w.current(opts.RemoteTick); err != nil {
 			return err
 		}
 		nextID++
 		sets = map[int]*lookSet{nextID: ls}
 		if ls.plan == nil {
 			return send([]byte(fmt.Sprintf("L %d 0\n", nextID)))
+		}
+		if ls.tick != sentTick {
+			sentTick = ls.tick
+			if err := send([]byte(tickLine(sentTick))); err != nil {
+				return err
+			}
 		}
 		line, err := transport.QuoteArgv(w.srv.CmdArgv(ls.plan.Cmds()...))
 		if err != nil {

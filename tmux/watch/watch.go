@@ -124,6 +124,15 @@ func (h *Hub) Mode(host string) (mode, why string) {
 // later ones each time a pane of the server printed something.
 // ErrUnsupported means: poll.
 func (h *Hub) Watch(ctx context.Context, host string, local bool, srv *tmux.Server, cmds []tmux.Cmd) (*Sub, error) {
+	return h.WatchEvery(ctx, host, local, srv, 0, cmds)
+}
+
+// WatchEvery is Watch for a subscriber that needs the counter read only
+// every tick (0: the hub's tick, the fastest). A watcher reads it as
+// often as its most demanding subscriber needs: a resource subscription
+// can be told of output a little later than a wait, and a host whose
+// watchers serve only subscriptions then wakes less often.
+func (h *Hub) WatchEvery(ctx context.Context, host string, local bool, srv *tmux.Server, tick time.Duration, cmds []tmux.Cmd) (*Sub, error) {
 	if len(cmds) == 0 {
 		return nil, errors.New("watch: no commands")
 	}
@@ -157,7 +166,7 @@ func (h *Hub) Watch(ctx context.Context, host string, local bool, srv *tmux.Serv
 		if w.startErr != nil {
 			return nil, w.startErr
 		}
-		sub, ok := w.add(cmds)
+		sub, ok := w.add(cmds, tick)
 		if ok {
 			return sub, nil
 		}
@@ -208,6 +217,7 @@ func (h *Hub) forget(w *watcher) {
 type Sub struct {
 	w    *watcher
 	cmds []tmux.Cmd
+	tick time.Duration // how often it needs the counter read; 0: the hub's tick
 
 	ready chan struct{} // holds a token while a look is waiting
 
@@ -302,13 +312,13 @@ func newWatcher(h *Hub, key, host string, srv *tmux.Server) *watcher {
 		changed: make(chan struct{}, 1), done: make(chan struct{})}
 }
 
-func (w *watcher) add(cmds []tmux.Cmd) (*Sub, bool) {
+func (w *watcher) add(cmds []tmux.Cmd, tick time.Duration) (*Sub, bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.stopped {
 		return nil, false
 	}
-	s := &Sub{w: w, cmds: cmds, ready: make(chan struct{}, 1)}
+	s := &Sub{w: w, cmds: cmds, tick: tick, ready: make(chan struct{}, 1)}
 	w.subs = append(w.subs, s)
 	w.version++
 	if w.idle != nil {
@@ -373,15 +383,17 @@ func (w *watcher) stop(err error) {
 }
 
 // lookSet is the subscribers a look covers and their commands, planned
-// as one batched request.
+// as one batched request, and how often the counter is read for them.
 type lookSet struct {
 	version int
 	subs    []*Sub
 	plan    *tmux.BatchPlan
+	tick    time.Duration
 }
 
-// current plans a look over the subscribers that still take looks.
-func (w *watcher) current() (*lookSet, error) {
+// current plans a look over the subscribers that still take looks;
+// base is the hub's tick for the engine (local or remote).
+func (w *watcher) current(base time.Duration) (*lookSet, error) {
 	w.mu.Lock()
 	ls := &lookSet{version: w.version}
 	var cmds []tmux.Cmd
@@ -392,6 +404,10 @@ func (w *watcher) current() (*lookSet, error) {
 		if !parked {
 			ls.subs = append(ls.subs, s)
 			cmds = append(cmds, s.cmds...)
+			t := max(s.tick, base)
+			if ls.tick == 0 || t < ls.tick {
+				ls.tick = t
+			}
 		}
 	}
 	w.mu.Unlock()

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -341,6 +342,77 @@ func TestRemoteWatch(t *testing.T) {
 	}
 	defer s.Close()
 	quietThenSees(t, hub, "h", s, srv, pane, "remote-watched")
+}
+
+// TestRemoteWatchTicks: the loop on the host wakes as often as its most
+// demanding subscriber needs, and not at all while it has none. It
+// counts the loop's wakeups (voluntary context switches), not time.
+func TestRemoteWatchTicks(t *testing.T) {
+	h, _, srv := remoteHost(t, sshtest.HostOptions{})
+	pane := firstPane(t, srv)
+	hub := NewHub(Options{})
+	defer hub.Close()
+	ctx := context.Background()
+	slow, err := hub.WatchEvery(ctx, "h", false, srv, 200*time.Millisecond, paneLook(pane))
+	if err != nil {
+		t.Fatal(err)
+	}
+	nextLook(t, slow)
+	quietLooks(slow, 300*time.Millisecond)
+	loop := watchLoopPID(t, h.PID())
+	if n := wakeups(t, loop, time.Second); n > 12 {
+		t.Errorf("a 200 ms subscriber alone: the loop woke %d times in 1 s, want about 5", n)
+	}
+	fast, err := hub.Watch(ctx, "h", false, srv, paneLook(pane))
+	if err != nil {
+		t.Fatal(err)
+	}
+	nextLook(t, fast)
+	sendLine(t, srv, pane, "echo fast''-tick")
+	awaitText(t, fast, "fast-tick")
+	awaitText(t, slow, "fast-tick")
+	fast.Close()
+	slow.Close()
+	time.Sleep(200 * time.Millisecond) // the loop takes the empty look
+	if n := wakeups(t, loop, time.Second); n > 2 {
+		t.Errorf("no subscribers: the loop woke %d times in 1 s, want none", n)
+	}
+}
+
+// watchLoopPID finds the watcher's bash loop among the sshd's
+// descendants.
+func watchLoopPID(t *testing.T, sshd int) int {
+	t.Helper()
+	for _, pid := range sshtest.Descendants(sshd) {
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		if strings.Contains(string(b), "IFS= read -r s || exit 0") {
+			return pid
+		}
+	}
+	t.Fatal("no watcher loop on the host")
+	return 0
+}
+
+// wakeups is how many times pid went to sleep voluntarily during d.
+func wakeups(t *testing.T, pid int, d time.Duration) int {
+	t.Helper()
+	read := func() int {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+		if err != nil {
+			t.Fatalf("watcher loop: %v", err)
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "voluntary_ctxt_switches:"); ok {
+				n, _ := strconv.Atoi(strings.TrimSpace(v))
+				return n
+			}
+		}
+		t.Fatal("no voluntary_ctxt_switches in /proc/<pid>/status")
+		return 0
+	}
+	n0 := read()
+	time.Sleep(d)
+	return read() - n0
 }
 
 // TestRemoteWatchDropped: a dropped connection stops the watcher (the
