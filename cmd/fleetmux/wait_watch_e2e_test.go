@@ -343,3 +343,49 @@ func BenchmarkWaitCPU(b *testing.B) {
 		}
 	}
 }
+
+// TestWaitWatchedDeadline: at its deadline a watched wait looks once
+// more, through the watcher, and answers as a polling wait does: a
+// silent pane times out, and a pane killed during the wait (which
+// prints nothing) is reported gone. Locally and on an SSH host, watched
+// and polling.
+func TestWaitWatchedDeadline(t *testing.T) {
+	type answer struct {
+		outcome any
+		isErr   bool
+		text    string
+	}
+	got := map[bool]map[string][2]answer{}
+	for _, poll := range []bool{true, false} {
+		wf := startWatchFleet(t, 0, poll)
+		got[poll] = map[string][2]answer{}
+		for _, host := range []string{"local", "w"} {
+			var a [2]answer
+			pane := wf.session(t, host)
+			m, text, isErr := wf.call(t, "wait_for_text", map[string]any{"host": host, "pane_id": pane, "patterns": []any{"never-printed-xyz"}, "timeout": 1})
+			a[0] = answer{m["outcome"], isErr, text}
+			// A second pane, killed while a wait on it runs.
+			m, text, isErr = wf.call(t, "split_window", map[string]any{"host": host, "pane_id": pane})
+			if isErr {
+				t.Fatalf("split_window on %s: %s", host, text)
+			}
+			victim, _ := m["pane_id"].(string)
+			go func() {
+				time.Sleep(400 * time.Millisecond)
+				wf.call(t, "kill_pane", map[string]any{"host": host, "pane_id": victim})
+			}()
+			m, text, isErr = wf.call(t, "wait_for_text", map[string]any{"host": host, "pane_id": victim, "patterns": []any{"never-printed-xyz"}, "timeout": 1.5})
+			a[1] = answer{m["outcome"], isErr, text}
+			got[poll][host] = a
+		}
+	}
+	for _, host := range []string{"local", "w"} {
+		p, w := got[true][host], got[false][host]
+		if w[0].isErr || w[0].outcome != "timeout" {
+			t.Errorf("%s: a watched wait on a silent pane: %+v, want outcome timeout", host, w[0])
+		}
+		if !w[1].isErr || w[1].isErr != p[1].isErr || w[1].text != p[1].text {
+			t.Errorf("%s: a wait on a killed pane: watched %+v, polling %+v; want the same error", host, w[1], p[1])
+		}
+	}
+}

@@ -20,8 +20,8 @@ type waitSource interface {
 // watchedPolls are wait_for_text's polls made by the tmux server's
 // watcher (package watch): the same two commands a poll sends, run only
 // after a pane of the server printed something, so a silent pane costs
-// no tmux client at all. One more poll is made at the deadline, as the
-// polling path does. When the watcher stops (connection dropped, server
+// no tmux client at all. One more look is made at the deadline, as the
+// polling path polls once more there. When the watcher stops (connection dropped, server
 // gone) the wait polls for the rest of its time.
 type watchedPolls struct {
 	ctx      context.Context
@@ -123,10 +123,55 @@ func (p *watchedPolls) next() (pollResult, bool) {
 		case <-end.C:
 			p.final = true
 			p.seq++
+			if replies, ok := p.finalLook(); ok {
+				st, rows, err := pollReplies(replies[0], replies[1], p.baseline)
+				return pollResult{seq: p.seq, st: st, rows: rows, err: err}, true
+			}
 			st, rows, err := p.b.poll(p.ctx, p.target, p.baseline)
 			return pollResult{seq: p.seq, st: st, rows: rows, err: err}, true
 		case <-p.ctx.Done():
 			return pollResult{}, false
+		}
+	}
+}
+
+// finalLookWait bounds how long the deadline's look may take on the
+// watcher (a tick, a look and half a round trip) before the wait polls
+// instead.
+const finalLookWait = time.Second
+
+// finalLook is the deadline's poll made by the watcher: a look asked for
+// now, which the looks of other waits ending at the same moment share
+// (twenty waits ending together are one tmux client on the host, not
+// twenty requests racing for the connection's channels). ok is false
+// when the watcher could not give one in time: the caller polls.
+func (p *watchedPolls) finalLook() ([]tmux.Reply, bool) {
+	// A look that was waiting predates the deadline: the asked one
+	// replaces it.
+	select {
+	case <-p.sub.Ready():
+		if _, _, err := p.sub.Next(); err != nil {
+			return nil, false
+		}
+	default:
+	}
+	p.sub.LookNow()
+	t := time.NewTimer(finalLookWait)
+	defer t.Stop()
+	for {
+		select {
+		case <-p.sub.Ready():
+			replies, ok, err := p.sub.Next()
+			if err != nil {
+				return nil, false
+			}
+			if ok {
+				return replies, true
+			}
+		case <-t.C:
+			return nil, false
+		case <-p.ctx.Done():
+			return nil, false
 		}
 	}
 }

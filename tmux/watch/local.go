@@ -158,6 +158,11 @@ func (w *watcher) runLocal() error {
 		if err != nil {
 			return fmt.Errorf("tmux server %s gone: %w", pid, err)
 		}
+		select {
+		case <-w.forced:
+			l.valid = false
+		default:
+		}
 		if !l.due(before) {
 			continue
 		}

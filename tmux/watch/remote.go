@@ -235,6 +235,10 @@ func (w *watcher) runRemote(streamer transport.Streamer) error {
 			if err := plan(); err != nil {
 				return err
 			}
+		case <-w.forced:
+			if err := send([]byte("F\n")); err != nil {
+				return err
+			}
 		case <-timeout.C:
 			return fmt.Errorf("a look on the host did not finish within %s", opts.LookTimeout)
 		case f := <-outs:

@@ -248,6 +248,17 @@ func (s *Sub) Next() (replies []tmux.Reply, ok bool, err error) {
 	return nil, false, s.err
 }
 
+// LookNow asks for a look at the watcher's next tick whether or not a
+// pane printed: a wait's last look at its deadline, which must also see
+// what changed without output (a pane killed or resized). Looks asked
+// for at once by several subscribers are one look.
+func (s *Sub) LookNow() {
+	select {
+	case s.w.forced <- struct{}{}:
+	default:
+	}
+}
+
 // Close unsubscribes.
 func (s *Sub) Close() {
 	s.mu.Lock()
@@ -300,6 +311,7 @@ type watcher struct {
 	subs    []*Sub
 	version int           // bumped when subs change
 	changed chan struct{} // token: subs changed
+	forced  chan struct{} // token: a subscriber wants a look now
 	idle    *time.Timer
 	done    chan struct{}
 	err     error
@@ -309,7 +321,7 @@ type watcher struct {
 func newWatcher(h *Hub, key, host string, srv *tmux.Server) *watcher {
 	cp := *srv
 	return &watcher{hub: h, key: key, host: host, srv: &cp, started: make(chan struct{}),
-		changed: make(chan struct{}, 1), done: make(chan struct{})}
+		changed: make(chan struct{}, 1), forced: make(chan struct{}, 1), done: make(chan struct{})}
 }
 
 func (w *watcher) add(cmds []tmux.Cmd, tick time.Duration) (*Sub, bool) {

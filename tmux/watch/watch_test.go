@@ -184,12 +184,11 @@ func sendLine(t *testing.T, srv *tmux.Server, pane, line string) {
 	}
 }
 
-// TestLocalWatch: a subscriber gets a look at once, a look after output,
-// and (almost) none while the pane is silent.
 // quietThenSees checks a subscriber s of pane on host's watcher: after
 // its first look and the shell's prompt, at most 3 looks in 500 ms of
-// silence (polling would make 25); then a printed word reaches a look,
-// and the host waits by watching.
+// silence (polling would make 25); a look asked for (LookNow) comes
+// while the pane is silent; then a printed word reaches a look, and the
+// host waits by watching.
 func quietThenSees(t *testing.T, hub *Hub, host string, s *Sub, srv *tmux.Server, pane, word string) {
 	t.Helper()
 	nextLook(t, s)
@@ -199,6 +198,8 @@ func quietThenSees(t *testing.T, hub *Hub, host string, s *Sub, srv *tmux.Server
 	if quiet > 3 {
 		t.Errorf("%d looks during 500 ms of silence; the watcher looks only after output", quiet)
 	}
+	s.LookNow()
+	nextLook(t, s)
 	// The quotes keep the typed command line from matching word.
 	sendLine(t, srv, pane, "echo "+word[:len(word)/2]+"''"+word[len(word)/2:])
 	awaitText(t, s, word)
@@ -207,6 +208,8 @@ func quietThenSees(t *testing.T, hub *Hub, host string, s *Sub, srv *tmux.Server
 	}
 }
 
+// TestLocalWatch: a subscriber gets a look at once, a look after output,
+// and (almost) none while the pane is silent.
 func TestLocalWatch(t *testing.T) {
 	srv := localServer(t)
 	pane := firstPane(t, srv)
