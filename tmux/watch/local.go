@@ -118,8 +118,9 @@ func (w *watcher) runLocal() error {
 	statPath := "/proc/" + pid + "/stat"
 	lastAlive := time.Now()
 	var (
-		l  learner
-		ls *lookSet
+		l     learner
+		ls    *lookSet
+		force bool // the last look failed for a subscriber: look again
 	)
 	for {
 		if ls != nil && ls.plan != nil {
@@ -143,7 +144,10 @@ func (w *watcher) runLocal() error {
 			if ls, err = w.current(opts.LocalTick); err != nil {
 				return err
 			}
-			l.reset()
+			if ls.fresh || force {
+				l.reset()
+			}
+			force = false
 		}
 		if ls.plan == nil {
 			continue
@@ -178,7 +182,7 @@ func (w *watcher) runLocal() error {
 		if !w.deliver(ls, out) {
 			// A subscriber's command failed: plan again without it and
 			// look again for those after it.
-			ls = nil
+			ls, force = nil, true
 		}
 	}
 }

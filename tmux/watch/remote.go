@@ -36,7 +36,9 @@ import (
 //
 //	"L ID N\n" and N lines: the look is now the QuoteArgv command line
 //	         of those lines (ID names it); its cost is learned anew and a
-//	         look is made at once. N = 0: no look.
+//	         look is made at once. N = 0: no look. "L ID N q": the same
+//	         without a look now and keeping the cost (subscribers left,
+//	         none came).
 //	"T TICK A\n": read the counter every TICK seconds and check the
 //	         server every A ticks.
 //	"F\n":   look at the next tick.
@@ -60,7 +62,7 @@ const remoteLoop = `exec 3<&0 </dev/null 4>&2 2>/dev/null; IFS= read -r -u 3 M |
 	`if [ -n "$c" ]; then IFS= read -r -t "$T" -u 3 h; else IFS= read -r -u 3 h; fi; e=$?; ` +
 	`if [ $e -eq 0 ]; then h=$q$h; q=; ` +
 	`case $h in ` +
-	`L\ *) set -- $h; id=$2; n=$3; c=; i=0; while [ $i -lt $n ]; do IFS= read -r -u 3 l || exit 0; if [ $i -eq 0 ]; then c=$l; else c=$c$nl$l; fi; i=$((i+1)); done; last=; k=;; ` +
+	`L\ *) set -- $h; id=$2; n=$3; z=$4; c=; i=0; while [ $i -lt $n ]; do IFS= read -r -u 3 l || exit 0; if [ $i -eq 0 ]; then c=$l; else c=$c$nl$l; fi; i=$((i+1)); done; [ "$z" = q ] || { last=; k=; };; ` +
 	`T\ *) set -- $h; T=$2; A=$3; j=0;; ` +
 	`F) last=;; ` +
 	`*) exit 0;; ` +
@@ -178,13 +180,16 @@ func (w *watcher) runRemote(streamer transport.Streamer) error {
 		return err
 	}
 	sentTick := opts.RemoteTick
-	plan := func() error {
+	// plan sends the look for the current subscribers; force asks for a
+	// look at once even if none came (a look failed for one of them).
+	// Looks still running for an earlier set are delivered to that set.
+	plan := func(force bool) error {
 		var err error
 		if ls, err = w.current(opts.RemoteTick); err != nil {
 			return err
 		}
 		nextID++
-		sets = map[int]*lookSet{nextID: ls}
+		sets[nextID] = ls
 		if ls.plan == nil {
 			return send([]byte(fmt.Sprintf("L %d 0\n", nextID)))
 		}
@@ -200,7 +205,11 @@ func (w *watcher) runRemote(streamer transport.Streamer) error {
 		}
 		lines := strings.Split(line, "\n")
 		var b strings.Builder
-		fmt.Fprintf(&b, "L %d %d\n", nextID, len(lines))
+		quiet := ""
+		if !ls.fresh && !force {
+			quiet = " q"
+		}
+		fmt.Fprintf(&b, "L %d %d%s\n", nextID, len(lines), quiet)
 		for _, l := range lines {
 			b.WriteString(l)
 			b.WriteByte('\n')
@@ -213,11 +222,17 @@ func (w *watcher) runRemote(streamer transport.Streamer) error {
 			timeout.Stop()
 		}
 		set := sets[lk.id]
+		// Looks run in order: the sets before this one are done with.
+		for id := range sets {
+			if id < lk.id {
+				delete(sets, id)
+			}
+		}
 		if set == nil || set.plan == nil {
-			return nil // a look made for subscribers since replanned
+			return nil
 		}
 		if !w.deliver(set, &lk.out) {
-			return plan()
+			return plan(true)
 		}
 		return nil
 	}
@@ -232,7 +247,7 @@ func (w *watcher) runRemote(streamer transport.Streamer) error {
 			}
 			return errors.New("watcher on the host ended")
 		case <-w.changed:
-			if err := plan(); err != nil {
+			if err := plan(false); err != nil {
 				return err
 			}
 		case <-w.forced:

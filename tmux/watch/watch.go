@@ -310,6 +310,7 @@ type watcher struct {
 	mu      sync.Mutex
 	subs    []*Sub
 	version int           // bumped when subs change
+	grew    bool          // a subscriber came since the last plan
 	changed chan struct{} // token: subs changed
 	forced  chan struct{} // token: a subscriber wants a look now
 	idle    *time.Timer
@@ -333,6 +334,7 @@ func (w *watcher) add(cmds []tmux.Cmd, tick time.Duration) (*Sub, bool) {
 	s := &Sub{w: w, cmds: cmds, tick: tick, ready: make(chan struct{}, 1)}
 	w.subs = append(w.subs, s)
 	w.version++
+	w.grew = true
 	if w.idle != nil {
 		w.idle.Stop()
 		w.idle = nil
@@ -401,13 +403,18 @@ type lookSet struct {
 	subs    []*Sub
 	plan    *tmux.BatchPlan
 	tick    time.Duration
+	// fresh: a subscriber came since the last plan and wants its first
+	// look. A set that only lost subscribers needs no look: those left
+	// have theirs.
+	fresh bool
 }
 
 // current plans a look over the subscribers that still take looks;
 // base is the hub's tick for the engine (local or remote).
 func (w *watcher) current(base time.Duration) (*lookSet, error) {
 	w.mu.Lock()
-	ls := &lookSet{version: w.version}
+	ls := &lookSet{version: w.version, fresh: w.grew}
+	w.grew = false
 	var cmds []tmux.Cmd
 	for _, s := range w.subs {
 		s.mu.Lock()

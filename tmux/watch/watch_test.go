@@ -382,6 +382,43 @@ func TestRemoteWatchTicks(t *testing.T) {
 	}
 }
 
+// TestLeavingCostsNoLook: when a subscriber leaves, those left get no
+// look (they have theirs); when one comes, it gets its first look.
+// Locally and on an SSH host.
+func TestLeavingCostsNoLook(t *testing.T) {
+	_, _, rsrv := remoteHost(t, sshtest.HostOptions{})
+	lsrv := localServer(t)
+	for _, tc := range []struct {
+		host  string
+		local bool
+		srv   *tmux.Server
+	}{{"local", true, lsrv}, {"h", false, rsrv}} {
+		pane := firstPane(t, tc.srv)
+		hub := NewHub(Options{})
+		ctx := context.Background()
+		stay, err := hub.Watch(ctx, tc.host, tc.local, tc.srv, paneLook(pane))
+		if err != nil {
+			t.Fatal(err)
+		}
+		nextLook(t, stay)
+		quietLooks(stay, 300*time.Millisecond) // bash prints its prompt
+		leave, err := hub.Watch(ctx, tc.host, tc.local, tc.srv, []tmux.Cmd{tmux.DisplayMessage(pane, "#{pane_id}")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		nextLook(t, leave)
+		quietLooks(stay, 300*time.Millisecond)
+		leave.Close()
+		if n := quietLooks(stay, 500*time.Millisecond); n > 0 {
+			t.Errorf("%s: %d looks after a subscriber left a silent server, want none", tc.host, n)
+		}
+		sendLine(t, tc.srv, pane, "echo still''-seen")
+		awaitText(t, stay, "still-seen")
+		stay.Close()
+		hub.Close()
+	}
+}
+
 // watchLoopPID finds the watcher's bash loop among the sshd's
 // descendants.
 func watchLoopPID(t *testing.T, sshd int) int {
