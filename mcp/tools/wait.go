@@ -226,11 +226,12 @@ const firstPollDelay = 20 * time.Millisecond
 // enter reads what wait_for_text starts from: the pane, its state, its
 // history limit, its rows from the cursor row down and its visible rows.
 // It is one request (after resolving the pane when it is not named by
-// its id), which also makes the first poll after min(interval, 20 ms):
+// its id), which also makes the first poll after min(interval, 20 ms)
+// when withFirstPoll:
 // the rows from the cursor are read at the same instant as the state,
 // and the entry's absolute cursor row is kept in a private pane option
 // for the poll (unset at the end of the request).
-func (b *boundedTmux) enter(ctx context.Context, paneID, sessionName, sessionID, windowID *string, interval time.Duration) (target string, st tmux.PaneState, hlimit int, fromCursor, visible []string, first firstPoll, err error) {
+func (b *boundedTmux) enter(ctx context.Context, paneID, sessionName, sessionID, windowID *string, interval time.Duration, withFirstPoll bool) (target string, st tmux.PaneState, hlimit int, fromCursor, visible []string, first firstPoll, err error) {
 	if paneID != nil && tmux.IsPaneID(*paneID) {
 		target = *paneID
 	} else if target, err = b.resolvePane(ctx, paneID, sessionName, sessionID, windowID); err != nil {
@@ -240,20 +241,23 @@ func (b *boundedTmux) enter(ctx context.Context, paneID, sessionName, sessionID,
 	// tmux command list, so output arriving meanwhile cannot slip rows
 	// printed after the cursor was read into the entry set (they would
 	// never count as new).
-	id, err := runCommandID()
-	if err != nil {
-		err = Unexpected("RuntimeError", err)
-		return
-	}
-	base := "@w_" + id
-	replies, err := b.batch(ctx, tmux.ListIDs("pane", ""), tmux.DisplayMessage(target, tmux.PaneStateFormat),
+	cmds := []tmux.Cmd{tmux.ListIDs("pane", ""), tmux.DisplayMessage(target, tmux.PaneStateFormat),
 		tmux.DisplayMessage(target, tmux.HistoryLimitFormat), tmux.CaptureFromRow(target, "#{cursor_y}"),
-		tmux.Capture{Target: target, Start: "0", Join: true}.Cmd(),
-		tmux.SetPaneOptionFormat(target, base, "#{e|+:#{history_size},#{cursor_y}}"),
-		tmux.Pause(min(interval, firstPollDelay)),
-		tmux.DisplayMessage(target, tmux.PaneStateFormat),
-		tmux.CaptureFromRow(target, "#{e|-:#{"+base+"},#{history_size}}"),
-		tmux.UnsetPaneOption(target, base))
+		tmux.Capture{Target: target, Start: "0", Join: true}.Cmd()}
+	if withFirstPoll {
+		id, idErr := runCommandID()
+		if idErr != nil {
+			err = Unexpected("RuntimeError", idErr)
+			return
+		}
+		base := "@w_" + id
+		cmds = append(cmds, tmux.SetPaneOptionFormat(target, base, "#{e|+:#{history_size},#{cursor_y}}"),
+			tmux.Pause(min(interval, firstPollDelay)),
+			tmux.DisplayMessage(target, tmux.PaneStateFormat),
+			tmux.CaptureFromRow(target, "#{e|-:#{"+base+"},#{history_size}}"),
+			tmux.UnsetPaneOption(target, base))
+	}
+	replies, err := b.batch(ctx, cmds...)
 	if err != nil {
 		return
 	}
@@ -276,6 +280,9 @@ func (b *boundedTmux) enter(ctx context.Context, paneID, sessionName, sessionID,
 	fromCursor, visible = replies[3].Lines, replies[4].Lines
 	// A first poll that failed (the pane went away during the pause) is
 	// made again by the loop, which reports it.
+	if !withFirstPoll {
+		return target, st, hlimit, fromCursor, visible, first, nil
+	}
 	if pst, rows, perr := pollReplies(replies[7], replies[8], st.AbsCursor()); perr == nil {
 		first = firstPoll{ok: true, st: pst, rows: rows}
 	}
@@ -554,7 +561,10 @@ func waitForText(ctx context.Context, c *Call) (any, error) {
 	start := time.Now()
 	deadline := start.Add(durSeconds(effective))
 	b := &boundedTmux{srv: srv, deadline: deadline}
-	target, entry, hlimit, entryRows, visible, first, err := b.enter(ctx, c.Args.Str("pane_id"), c.Args.Str("session_name"), c.Args.Str("session_id"), c.Args.Str("window_id"), durSeconds(interval))
+	// Where a watcher serves the host, its first look replaces the first
+	// poll the entry request would make after a pause (which held one of
+	// the connection's channels for the pause).
+	target, entry, hlimit, entryRows, visible, first, err := b.enter(ctx, c.Args.Str("pane_id"), c.Args.Str("session_name"), c.Args.Str("session_id"), c.Args.Str("window_id"), durSeconds(interval), !watchedHost(c))
 	if err != nil {
 		return nil, err
 	}

@@ -72,6 +72,16 @@ func startWaitSource(ctx context.Context, c *Call, b *boundedTmux, target string
 	return wp
 }
 
+// watchedHost reports whether a wait on c's host will likely be served by a
+// watcher (one ran there and waits are not told to poll).
+func watchedHost(c *Call) bool {
+	if c.env.PollWaits || c.env.Watch == nil {
+		return false
+	}
+	mode, _ := c.env.Watch.Mode(c.Host)
+	return mode == watch.ModeWatch
+}
+
 // pollSource is the polling path as a waitSource.
 type pollSource struct{ *polls }
 
