@@ -190,7 +190,7 @@ func (f *Fleet) checkHost(host string) error {
 }
 
 // Cap returns the safety cap of host, if --host-safety sets one.
-func (f *Fleet) Cap(host string) (string, bool) { return f.opts.Safety.Cap(host) }
+func (f *Fleet) Cap(host string) (vocab.Tier, bool) { return f.opts.Safety.Cap(host) }
 
 // Runner returns the runner for host: local execution for LocalHost, the
 // host's pooled SSH runner otherwise.
@@ -305,7 +305,8 @@ type HostInfo struct {
 	HostName    string
 	Port        int
 	User        string
-	Cap         string // --host-safety cap, "" for none
+	Cap         vocab.Tier // --host-safety cap, when Capped
+	Capped      bool
 	State       string // connected, idle, unreachable, local
 	TmuxVersion string
 	LastError   string
@@ -348,7 +349,7 @@ func (f *Fleet) Statuses(ctx context.Context) []HostInfo {
 	var out []HostInfo
 	for i, h := range hosts {
 		hi := HostInfo{Host: h}
-		hi.Cap, _ = f.Cap(h)
+		hi.Cap, hi.Capped = f.Cap(h)
 		if h == LocalHost {
 			hi.State = "local"
 			out = append(out, hi)

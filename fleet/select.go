@@ -83,13 +83,6 @@ func (s Selection) Empty() bool { return len(s.include) == 0 }
 // String returns the selection as it was given (trimmed).
 func (s Selection) String() string { return s.raw }
 
-// Safety tiers a host can be capped at, lowest first.
-const (
-	TierReadonly    = "readonly"
-	TierMutating    = "mutating"
-	TierDestructive = "destructive"
-)
-
 // HostSafety holds the --host-safety caps in the order given.
 type HostSafety struct {
 	rules []safetyRule
@@ -97,7 +90,7 @@ type HostSafety struct {
 
 type safetyRule struct {
 	pattern string
-	tier    string
+	tier    vocab.Tier
 }
 
 // ParseHostSafety parses --host-safety values. Each spec is PATTERN=TIER
@@ -117,16 +110,14 @@ func ParseHostSafety(specs []string) (HostSafety, error) {
 				return HostSafety{}, fmt.Errorf("%w %q: want PATTERN=TIER, for example 'prod-*=readonly'", ErrBadHostSafety, one)
 			}
 			pat := strings.TrimSpace(one[:i])
-			tier := strings.ToLower(strings.TrimSpace(one[i+1:]))
+			tier, tierOK := vocab.ParseTier(strings.ToLower(strings.TrimSpace(one[i+1:])))
 			if pat == "" {
 				return HostSafety{}, fmt.Errorf("%w %q: empty host pattern", ErrBadHostSafety, one)
 			}
 			if err := vocab.ValidPattern(pat); err != nil {
 				return HostSafety{}, fmt.Errorf("%w %q: pattern %q: %w", ErrBadHostSafety, one, pat, err)
 			}
-			switch tier {
-			case TierReadonly, TierMutating, TierDestructive:
-			default:
+			if !tierOK {
 				return HostSafety{}, fmt.Errorf("%w %q: tier %q is not one of readonly, mutating, destructive", ErrBadHostSafety, one, one[i+1:])
 			}
 			h.rules = append(h.rules, safetyRule{pattern: pat, tier: tier})
@@ -135,24 +126,13 @@ func ParseHostSafety(specs []string) (HostSafety, error) {
 	return h, nil
 }
 
-// tierRank orders the tiers, lowest first.
-func tierRank(tier string) int {
-	switch tier {
-	case TierReadonly:
-		return 0
-	case TierMutating:
-		return 1
-	}
-	return 2
-}
-
 // Cap returns the tier cap of alias: the LOWEST tier of every rule whose
 // pattern matches, so a rule can only ever restrict a host further (the
 // order of the rules does not matter); ok is false when none matches.
-func (h HostSafety) Cap(alias string) (tier string, ok bool) {
+func (h HostSafety) Cap(alias string) (tier vocab.Tier, ok bool) {
 	for _, r := range h.rules {
 		if vocab.MatchHost(r.pattern, alias) {
-			if !ok || tierRank(r.tier) < tierRank(tier) {
+			if !ok || r.tier < tier {
 				tier = r.tier
 			}
 			ok = true
@@ -197,7 +177,7 @@ func (h HostSafety) lowerBefore(i int, alias string) bool {
 			continue
 		}
 		if vocab.MatchHost(r.pattern, alias) {
-			if tierRank(r.tier) < tierRank(h.rules[i].tier) || (tierRank(r.tier) == tierRank(h.rules[i].tier) && j < i) {
+			if r.tier < h.rules[i].tier || (r.tier == h.rules[i].tier && j < i) {
 				return true
 			}
 		}

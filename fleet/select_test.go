@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/fleetmux/fleetmux/fleet/vocab"
 )
 
 func TestSelection(t *testing.T) {
@@ -157,14 +159,14 @@ func TestHostSafety(t *testing.T) {
 	}
 	tests := []struct {
 		alias  string
-		want   string
+		want   vocab.Tier
 		wantOK bool
 	}{
-		{"prod-1", TierReadonly, true},
-		{"prod-db", TierReadonly, true}, // the lowest matching tier wins
-		{"build-7", TierMutating, true},
-		{"local", TierReadonly, true},
-		{"other", TierDestructive, true},
+		{"prod-1", vocab.TierReadonly, true},
+		{"prod-db", vocab.TierReadonly, true}, // the lowest matching tier wins
+		{"build-7", vocab.TierMutating, true},
+		{"local", vocab.TierReadonly, true},
+		{"other", vocab.TierDestructive, true},
 	}
 	for _, tt := range tests {
 		got, ok := h.Cap(tt.alias)
@@ -172,7 +174,7 @@ func TestHostSafety(t *testing.T) {
 			t.Errorf("Cap(%q) = %q, %v; want %q, %v", tt.alias, got, ok, tt.want, tt.wantOK)
 		}
 	}
-	if tier, ok := (HostSafety{}).Cap("x"); ok || tier != "" {
+	if tier, ok := (HostSafety{}).Cap("x"); ok {
 		t.Errorf("empty HostSafety caps x at %q", tier)
 	}
 	h2, _ := ParseHostSafety([]string{"a=readonly"})
@@ -183,10 +185,10 @@ func TestHostSafety(t *testing.T) {
 	// Order does not matter: a later, narrower rule still restricts.
 	for _, specs := range [][]string{{"*=mutating", "rt-good=readonly"}, {"rt-good=readonly", "*=mutating"}} {
 		h3, _ := ParseHostSafety(specs)
-		if got, _ := h3.Cap("rt-good"); got != TierReadonly {
+		if got, _ := h3.Cap("rt-good"); got != vocab.TierReadonly {
 			t.Errorf("%v: rt-good capped at %q, want readonly", specs, got)
 		}
-		if got, _ := h3.Cap("rt-other"); got != TierMutating {
+		if got, _ := h3.Cap("rt-other"); got != vocab.TierMutating {
 			t.Errorf("%v: rt-other capped at %q, want mutating", specs, got)
 		}
 	}

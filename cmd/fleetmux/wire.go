@@ -252,22 +252,15 @@ func (b fleetBackend) Runner(ctx context.Context, host string) (transport.Runner
 func (b fleetBackend) Fleet() bool                      { return b.f.Remote() }
 func (b fleetBackend) Match(p string) ([]string, error) { return b.f.Match(p) }
 func (b fleetBackend) Local(h string) bool              { return b.f.IsLocal(h) }
-func (b fleetBackend) Cap(h string) (mcp.Tier, bool) {
-	c, ok := b.f.Cap(h)
-	if !ok {
-		return 0, false
-	}
-	t, ok := mcp.ParseTier(c)
-	return t, ok
-}
+func (b fleetBackend) Cap(h string) (mcp.Tier, bool) { return b.f.Cap(h) }
 
 // HostStatuses implements HostLister.
 func (b fleetBackend) HostStatuses(ctx context.Context, serverTier mcp.Tier) []mcp.HostStatus {
 	var out []mcp.HostStatus
 	for _, hi := range b.f.Statuses(ctx) {
 		eff := serverTier
-		if c, ok := mcp.ParseTier(hi.Cap); ok && hi.Cap != "" && c < eff {
-			eff = c
+		if hi.Capped && hi.Cap < eff {
+			eff = hi.Cap
 		}
 		hs := mcp.HostStatus{Host: hi.Host, Safety: eff.String(), State: hi.State}
 		if hi.HostName != "" {
