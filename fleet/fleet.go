@@ -99,7 +99,10 @@ func (f *Fleet) Warm(concurrency int) {
 					f.log.Debug("warm-up: host not usable", "host", h, "error", err)
 					return
 				}
-				if _, err := r.Run(ctx, []string{"tmux", "-V"}, nil); err != nil {
+				// The probe dials; a tmux that is missing or fails is
+				// said by the first call that needs it.
+				var ve *tmux.VersionError
+				if _, err := tmux.ProbeVersion(ctx, r, ""); err != nil && !errors.As(err, &ve) {
 					f.log.Debug("warm-up: dial failed", "host", h, "error", err)
 				}
 			}()
@@ -269,9 +272,9 @@ func (f *Fleet) note(ctx context.Context, r *remote, err error) {
 	r.stateMu.Unlock()
 	if now && !was {
 		vctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		if res, verr := r.ssh.Load().Run(vctx, []string{"tmux", "-V"}, nil); verr == nil && res.ExitCode == 0 {
+		if v, verr := tmux.ProbeVersion(vctx, r.ssh.Load(), ""); verr == nil {
 			r.stateMu.Lock()
-			r.tmuxVersion = tmux.ParseVersion(res.Stdout)
+			r.tmuxVersion = v
 			r.stateMu.Unlock()
 		}
 		cancel()
