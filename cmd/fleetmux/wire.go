@@ -252,7 +252,7 @@ func (b fleetBackend) Runner(ctx context.Context, host string) (transport.Runner
 func (b fleetBackend) Fleet() bool                      { return b.f.Remote() }
 func (b fleetBackend) Match(p string) ([]string, error) { return b.f.Match(p) }
 func (b fleetBackend) Local(h string) bool              { return b.f.IsLocal(h) }
-func (b fleetBackend) Cap(h string) (mcp.Tier, bool) { return b.f.Cap(h) }
+func (b fleetBackend) Cap(h string) (mcp.Tier, bool)    { return b.f.Cap(h) }
 
 // HostStatuses implements HostLister.
 func (b fleetBackend) HostStatuses(ctx context.Context, serverTier mcp.Tier) []mcp.HostStatus {

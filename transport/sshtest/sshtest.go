@@ -547,13 +547,40 @@ func (h *Host) linkTmux(bin string) string {
 	return dir + ":" + stdPath
 }
 
-// killTmux stops every tmux server started under the host's TMUX_TMPDIR.
+// killTmux stops every tmux server started under the host's TMUX_TMPDIR
+// and waits (at most 5 s) until the servers and their panes' processes
+// are gone: a pane's shell writes its history into the host's home as
+// it exits, which raced with the removal of the test's directory.
 func (h *Host) killTmux() {
 	socks, _ := filepath.Glob(filepath.Join(h.TmuxTmpDir, "tmux-*", "*"))
+	var pids []int
 	for _, s := range socks {
+		out, _ := exec.Command(h.Tmux, "-S", s, "list-panes", "-a", "-F", "#{pid} #{pane_pid}").Output()
+		for _, f := range strings.Fields(string(out)) {
+			if pid, err := strconv.Atoi(f); err == nil && !slices.Contains(pids, pid) {
+				pids = append(pids, pid)
+			}
+		}
 		cmd := exec.Command(h.Tmux, "-S", s, "kill-server")
 		cmd.Run()
 	}
+	deadline := time.Now().Add(5 * time.Second)
+	for _, pid := range pids {
+		for running(pid) && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+}
+
+// running reports whether pid is a process that has not exited (a zombie
+// nobody reaps has).
+func running(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	i := bytes.LastIndexByte(b, ')')
+	return i < 0 || i+2 >= len(b) || (b[i+2] != 'Z' && b[i+2] != 'X')
 }
 
 // KnownHostsOptions selects what WriteKnownHosts writes.
