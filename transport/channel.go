@@ -348,9 +348,13 @@ const overflowDelay = 50 * time.Millisecond
 // acquire returns an idle command channel, starts a new one while the pool
 // is below MaxChannels, or, when the pool has been full and busy for
 // overflowDelay (or channels do not work on this host), takes a session
-// slot for the per-command path and returns nil.
+// slot for the per-command path and returns nil. "Busy for overflowDelay"
+// means every channel has been running its command that long (blocking
+// commands such as tmux wait-for): behind a queue of short commands, or
+// while a channel of the pool is still starting, a call waits its turn,
+// since a per-command session costs the same login shell as a channel,
+// for one command (a burst of twenty calls took four of them).
 func (c *sshConn) acquire(ctx context.Context) (*cmdChannel, error) {
-	start := time.Now()
 	var overflow <-chan time.Time
 	for {
 		if c.isDead() {
@@ -360,6 +364,7 @@ func (c *sshConn) acquire(ctx context.Context) (*cmdChannel, error) {
 		if n := len(c.idle); n > 0 {
 			cc := c.idle[n-1]
 			c.idle = c.idle[:n-1]
+			c.lastTake = time.Now()
 			c.pmu.Unlock()
 			return cc, nil
 		}
@@ -368,8 +373,14 @@ func (c *sshConn) acquire(ctx context.Context) (*cmdChannel, error) {
 			select {
 			case c.sem <- struct{}{}:
 				c.nchan++
+				c.starting++
 				c.pmu.Unlock()
 				cc, err := c.startChannel(ctx)
+				c.pmu.Lock()
+				c.starting--
+				c.lastTake = time.Now()
+				c.broadcastLocked()
+				c.pmu.Unlock()
 				if err == nil {
 					return cc, nil
 				}
@@ -385,20 +396,24 @@ func (c *sshConn) acquire(ctx context.Context) (*cmdChannel, error) {
 				continue
 			default:
 			}
-		} else if wait := overflowDelay - time.Since(start); c.noChannels || wait <= 0 {
-			select {
-			case c.sem <- struct{}{}:
-				c.pmu.Unlock()
-				return nil, nil
-			default:
+		} else if c.noChannels || c.starting == 0 {
+			// Every channel is busy; the newest has been since lastTake.
+			if wait := overflowDelay - time.Since(c.lastTake); c.noChannels || wait <= 0 {
+				select {
+				case c.sem <- struct{}{}:
+					c.pmu.Unlock()
+					return nil, nil
+				default:
+				}
+			} else if overflow == nil {
+				overflow = time.After(wait)
 			}
-		} else if overflow == nil {
-			overflow = time.After(wait)
 		}
 		c.pmu.Unlock()
 		select {
 		case <-wake:
 		case <-overflow:
+			overflow = nil
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		case <-c.done:

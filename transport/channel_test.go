@@ -260,3 +260,41 @@ func BenchmarkSSHColdConnect(b *testing.B) {
 		})
 	}
 }
+
+// TestBurstWaitsForStartingChannels: twenty calls at once on a new
+// connection to a host whose login shell takes 300 ms wait for the
+// channels being started instead of taking per-command sessions (each
+// one more login shell): the host runs at most one login shell per
+// channel. Counted in the rc file's log, not timed.
+func TestBurstWaitsForStartingChannels(t *testing.T) {
+	e := sshtest.New(t)
+	h := startHost(t, e, "burst", sshtest.HostOptions{SlowRC: 300 * time.Millisecond})
+	s := newRunner(t, h.cfg, SSHOptions{})
+	var wg sync.WaitGroup
+	errs := make(chan error, 20)
+	for range 20 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := s.Run(context.Background(), []string{"true"}, nil)
+			if err == nil && res.ExitCode != 0 {
+				err = fmt.Errorf("exit %d: %s", res.ExitCode, res.Stderr)
+			}
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, _ := os.ReadFile(h.RCCounter)
+	shells := strings.Count(string(b), "rc")
+	channels := s.Status().Channels
+	t.Logf("20 calls at once: %d login shells, %d channels", shells, channels)
+	if shells > channels {
+		t.Errorf("20 calls at once started %d login shells for %d channels: calls took per-command sessions while channels were starting", shells, channels)
+	}
+}

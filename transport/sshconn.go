@@ -37,6 +37,8 @@ type sshConn struct {
 	pmu        sync.Mutex
 	idle       []*cmdChannel // channels ready for a command
 	nchan      int           // channels open (idle, busy or starting)
+	starting   int           // channels being started
+	lastTake   time.Time     // when a channel was last handed to a call
 	changed    chan struct{} // closed and replaced when a slot or channel frees
 	noChannels bool          // a channel failed to start: per-command only
 }
