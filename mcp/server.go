@@ -21,6 +21,7 @@ import (
 	"sync"
 
 	"github.com/fleetmux/fleetmux/fleet/vocab"
+	"github.com/fleetmux/fleetmux/mcp/prompts"
 	"github.com/fleetmux/fleetmux/mcp/surface"
 	"github.com/fleetmux/fleetmux/mcp/tools"
 
@@ -172,7 +173,9 @@ func New(opts Options) (*Server, error) {
 		s.sdk.AddTool(s.sdkTool(t, fleet), s.toolHandler(t.spec.Name))
 	}
 	s.addResources()
-	s.addPrompts()
+	// LIBTMUX_MCP_PROMPTS_AS_TOOLS adds no tools: see package prompts.
+	_ = s.opts.Settings.PromptsAsTools
+	prompts.Register(s.sdk)
 	s.sdk.AddReceivingMiddleware(s.middleware)
 	return s, nil
 }
@@ -370,7 +373,7 @@ func (s *Server) reorder(res sdk.Result) {
 	case *sdk.ListToolsResult:
 		lr.Tools = inOrder(lr.Tools, func(t *sdk.Tool) string { return t.Name }, s.toolNames())
 	case *sdk.ListPromptsResult:
-		lr.Prompts = inOrder(lr.Prompts, func(p *sdk.Prompt) string { return p.Name }, promptNames())
+		lr.Prompts = inOrder(lr.Prompts, func(p *sdk.Prompt) string { return p.Name }, prompts.Names())
 	case *sdk.ListResourceTemplatesResult:
 		lr.ResourceTemplates = inOrder(lr.ResourceTemplates, func(t *sdk.ResourceTemplate) string { return t.URITemplate }, templateNames())
 	}

@@ -1,4 +1,7 @@
-package mcp
+// Package prompts holds fleetmux's four MCP prompts: workflow recipes
+// rendered as one user message, with the arguments and the argument
+// errors of the reference's prompts.
+package prompts
 
 import (
 	"context"
@@ -6,17 +9,15 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/fleetmux/fleetmux/mcp/surface"
-
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/fleetmux/fleetmux/mcp/pyfmt"
+	"github.com/fleetmux/fleetmux/mcp/surface"
 )
 
-// Prompts: four workflow recipes rendered as a
-// single user message. The wording is ours; the tool calls they show use
-// real parameter names and the properties the reference's tests pin.
+// The wording is ours; the tool calls the recipes show use real
+// parameter names and the properties the reference's tests pin.
 //
 // LIBTMUX_MCP_PROMPTS_AS_TOOLS=1 makes the reference register list_prompts
 // and get_prompt tools, but they carry no tier tag, so its production
@@ -39,9 +40,8 @@ var promptDefs = []promptDef{
 // promptArgNote is the framework's hint on non-string prompt arguments.
 const promptNumberNote = `Provide as a JSON string matching the following schema: {"type":"number"}`
 
-// addPrompts registers the four recipes.
-func (s *Server) addPrompts() {
-	_ = s.opts.Settings.PromptsAsTools // hidden by the tier gate; see above
+// Register adds the four recipes to srv.
+func Register(srv *sdk.Server) {
 	for _, pd := range promptDefs {
 		ps := promptSpecByName(pd.name)
 		p := &sdk.Prompt{
@@ -56,12 +56,12 @@ func (s *Server) addPrompts() {
 			}
 			p.Arguments = append(p.Arguments, arg)
 		}
-		s.sdk.AddPrompt(p, promptHandler(pd, ps))
+		srv.AddPrompt(p, promptHandler(pd, ps))
 	}
 }
 
-// promptNames lists the prompts in registration order.
-func promptNames() []string {
+// Names lists the prompts in registration order.
+func Names() []string {
 	names := make([]string, len(promptDefs))
 	for i, pd := range promptDefs {
 		names[i] = pd.name
@@ -75,7 +75,7 @@ func promptSpecByName(name string) surface.Prompt {
 			return p
 		}
 	}
-	panic("mcp: prompt not in surface: " + name)
+	panic("prompts: prompt not in surface: " + name)
 }
 
 // promptHandler checks and converts the string arguments, applies
