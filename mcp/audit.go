@@ -7,6 +7,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/fleetmux/fleetmux/mcp/redact"
 	"github.com/fleetmux/fleetmux/mcp/tools"
 )
 
@@ -59,7 +60,7 @@ func (s *Server) audit(ctx context.Context, req *sdk.CallToolRequest, tool, host
 // scrub removes sensitive argument values from an error text that is
 // about to be stored or logged. The error sent back to the client is not
 // scrubbed: the client sent those values.
-func (s *Server) scrub(raw map[string]any, text string) string { return scrubSecrets(raw, text) }
+func (s *Server) scrub(raw map[string]any, text string) string { return redact.Scrub(raw, text) }
 
-// redact is the audit summary of a call's raw arguments (redact.go).
-func (s *Server) redact(raw map[string]any) any { return redactArgs(raw) }
+// redact is the audit summary of a call's raw arguments (package redact).
+func (s *Server) redact(raw map[string]any) any { return redact.Args(raw) }

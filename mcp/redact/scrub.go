@@ -1,4 +1,4 @@
-package mcp
+package redact
 
 import (
 	"crypto/sha256"
@@ -18,13 +18,13 @@ import (
 // as a whole word, so a one-letter key does not mangle every message.
 const minScrubSubstring = 4
 
-// scrubSecrets replaces, in text, every sensitive argument value of a
+// Scrub replaces, in text, every sensitive argument value of a
 // call (the values Redact digests: keys, text, command, value, content,
 // shell, environment values, also inside batch operations) with a short
 // digest "<redacted len=N sha256=PREFIX>". tmux repeats a bad value in
 // its error ("unknown value: S3CRET"), and error texts are stored in the
 // audit and logged; the digest keeps them comparable without the secret.
-func scrubSecrets(args map[string]any, text string) string {
+func Scrub(args map[string]any, text string) string {
 	if text == "" || len(args) == 0 {
 		return text
 	}

@@ -1,4 +1,4 @@
-package mcp
+package redact
 
 import (
 	"bytes"
@@ -45,7 +45,7 @@ var sendKeysOperationTypes = map[string][]string{
 	"suppress_history": {"bool"},
 }
 
-// redactArgs returns the audit summary of a tool call's raw arguments (before
+// Args returns the audit summary of a tool call's raw arguments (before
 // schema defaults are applied), following the reference server's rules:
 //
 //   - a sensitive argument (keys, text, command, value, content, shell,
@@ -69,9 +69,9 @@ var sendKeysOperationTypes = map[string][]string{
 //
 // Values are normalised through JSON first, so numbers in the result are
 // json.Number and objects are map[string]any. A float64 with an integral
-// value counts as a Python int; use redactJSON on the raw request bytes when
+// value counts as a Python int; use JSON on the raw request bytes when
 // the int/float distinction and key order matter.
-func redactArgs(args map[string]any) map[string]any {
+func Args(args map[string]any) map[string]any {
 	if args == nil {
 		return map[string]any{}
 	}
@@ -91,12 +91,12 @@ func redactArgs(args map[string]any) map[string]any {
 	return m
 }
 
-// redactJSON is redactArgs for the raw JSON arguments of a request. It keeps the
+// JSON is Args for the raw JSON arguments of a request. It keeps the
 // order of object keys and tells integers from floats exactly as Python's
 // json module would. Empty input or null gives {}; input that is not a JSON
 // object gives the {"type", "redacted"} shape; invalid JSON gives
 // {"invalid_json": {"len", "sha256_prefix"}} so its bytes are never kept.
-func redactJSON(raw json.RawMessage) json.RawMessage {
+func JSON(raw json.RawMessage) json.RawMessage {
 	trimmed := bytes.TrimSpace(raw)
 	if len(trimmed) == 0 || bytes.Equal(trimmed, []byte("null")) {
 		return json.RawMessage("{}")

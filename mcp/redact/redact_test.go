@@ -1,4 +1,4 @@
-package mcp
+package redact
 
 import (
 	"encoding/json"
@@ -65,9 +65,9 @@ func TestRedactJSONMatchesReference(t *testing.T) {
 			want: `{"dup":2,"keys":{"len":1,"sha256_prefix":"ca978112ca1b"}}`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			got := string(redactJSON(json.RawMessage(tt.in)))
+			got := string(JSON(json.RawMessage(tt.in)))
 			if got != tt.want {
-				t.Errorf("redactJSON(%s)\n got %s\nwant %s", tt.in, got, tt.want)
+				t.Errorf("JSON(%s)\n got %s\nwant %s", tt.in, got, tt.want)
 			}
 		})
 	}
@@ -76,7 +76,7 @@ func TestRedactJSONMatchesReference(t *testing.T) {
 // Sensitive arguments of other types are redacted here, where the reference
 // server would pass them through (a documented divergence).
 func TestRedactSensitiveOtherTypes(t *testing.T) {
-	got := string(redactJSON(json.RawMessage(`{"keys":["rm","-rf"],"value":42,"shell":true,"text":1.5,"command":null}`)))
+	got := string(JSON(json.RawMessage(`{"keys":["rm","-rf"],"value":42,"shell":true,"text":1.5,"command":null}`)))
 	want := `{"keys":{"type":"list","redacted":true},"value":{"type":"int","redacted":true},` +
 		`"shell":{"type":"bool","redacted":true},"text":{"type":"float","redacted":true},"command":null}`
 	if got != want {
@@ -96,9 +96,9 @@ func TestRedactJSONEdgeInputs(t *testing.T) {
 		{"html not escaped", `{"a":"<b>&"}`, `{"a":"<b>&"}`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			got := string(redactJSON(json.RawMessage(tt.in)))
+			got := string(JSON(json.RawMessage(tt.in)))
 			if got != tt.want {
-				t.Errorf("redactJSON(%q) = %s, want %s", tt.in, got, tt.want)
+				t.Errorf("JSON(%q) = %s, want %s", tt.in, got, tt.want)
 			}
 			if strings.Contains(got, "secret") {
 				t.Errorf("raw secret in %s", got)
@@ -124,7 +124,7 @@ func TestRedactMap(t *testing.T) {
 		},
 		"session_name": strings.Repeat("x", 300),
 	}
-	got := redactArgs(in)
+	got := Args(in)
 	want := map[string]any{
 		"keys":         map[string]any{"len": json.Number("5"), "sha256_prefix": "2cf24dba5fb0"},
 		"pane_id":      "%1",
@@ -145,17 +145,17 @@ func TestRedactMap(t *testing.T) {
 		b, _ := json.Marshal(want)
 		t.Errorf("Redact:\n got %s\nwant %s", a, b)
 	}
-	if len(redactArgs(nil)) != 0 {
-		t.Errorf("redactArgs(nil) not empty")
+	if len(Args(nil)) != 0 {
+		t.Errorf("Args(nil) not empty")
 	}
-	if got := redactArgs(map[string]any{"c": make(chan int)}); got["redacted"] != true {
+	if got := Args(map[string]any{"c": make(chan int)}); got["redacted"] != true {
 		t.Errorf("unencodable args: %v", got)
 	}
 }
 
 func TestRedactDeepNestingBounded(t *testing.T) {
 	in := strings.Repeat(`{"operations":[{"tool":"t","arguments":`, 300) + `{"keys":"secret"}` + strings.Repeat(`}]}`, 300)
-	got := string(redactJSON(json.RawMessage(in)))
+	got := string(JSON(json.RawMessage(in)))
 	if strings.Contains(got, "secret") || !json.Valid([]byte(got)) {
 		t.Errorf("deep nesting: secret leaked or invalid JSON")
 	}
@@ -164,6 +164,6 @@ func TestRedactDeepNestingBounded(t *testing.T) {
 func BenchmarkRedactJSON(b *testing.B) {
 	args := json.RawMessage(`{"pane_id":"%3","keys":"make -j8 test 2>&1 | tee build.log","enter":true,"socket_name":null}`)
 	for b.Loop() {
-		redactJSON(args)
+		JSON(args)
 	}
 }

@@ -1,4 +1,4 @@
-package mcp
+package redact
 
 import (
 	"fmt"
@@ -34,7 +34,7 @@ func TestScrubSecrets(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := scrubSecrets(tt.args, tt.text)
+			got := Scrub(tt.args, tt.text)
 			for _, g := range tt.gone {
 				if strings.Contains(got, g) {
 					t.Errorf("%q still contains %q", got, g)
@@ -119,7 +119,7 @@ func TestScrubSecretsGenerative(t *testing.T) {
 		for _, args := range wrap(secret) {
 			for name, form := range forms {
 				text := "tmux error: unknown value: " + form(secret) + "\ndone"
-				got := scrubSecrets(args, text)
+				got := Scrub(args, text)
 				for _, w := range words {
 					if strings.Contains(got, w) {
 						t.Fatalf("secret %q under %v, form %s: %q survives in %q", secret, keysOf(args), name, w, got)
@@ -139,4 +139,10 @@ func keysOf(m map[string]any) []string {
 		ks = append(ks, k)
 	}
 	return ks
+}
+
+// firstLine is the line of an error text the server's WARN log shows.
+func firstLine(s string) string {
+	l, _, _ := strings.Cut(s, "\n")
+	return l
 }
