@@ -1,3 +1,7 @@
+// Package redact keeps secrets out of what fleetmux stores and logs: the
+// audit summary of a call's arguments (sensitive values as digests,
+// long strings cut, as the reference's audit does) and the scrubbing of
+// error texts in which tmux echoes a sensitive value back.
 package redact
 
 import (

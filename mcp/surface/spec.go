@@ -1,3 +1,8 @@
+// Package surface is the reference's MCP surface as data: the tools,
+// their input and output schemas, resources and prompts of libtmux-mcp
+// 0.1.0a20 (embedded from its JSON description), the descriptions
+// fleetmux writes for them, and the validation of call arguments against
+// those schemas with the reference's error texts.
 package surface
 
 import (

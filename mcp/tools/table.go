@@ -1,3 +1,7 @@
+// Package tools holds the handlers of fleetmux's tools: the tool table
+// (name, toolset, target, argument check, handler, fan-out merge) and
+// one file per family (sessions, windows, panes, keys and output,
+// waits, buffers, options, jobs, batches, fleet).
 package tools
 
 import (
