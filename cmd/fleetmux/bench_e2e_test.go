@@ -3,7 +3,6 @@ package main
 import (
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -19,10 +18,7 @@ func TestBenchCommand(t *testing.T) {
 	slow := env.StartHost("slow-1", sshtest.HostOptions{SlowRC: 100 * time.Millisecond})
 	other := env.StartHost("other-1", sshtest.HostOptions{})
 	dir := t.TempDir()
-	kh := filepath.Join(dir, "known_hosts")
-	sshtest.WriteKnownHosts(t, kh, sshtest.KnownHostsOptions{}, slow, other)
-	cfg := filepath.Join(dir, "ssh_config")
-	env.WriteSSHConfig(cfg, sshtest.SSHConfigOptions{KnownHostsFile: kh}, slow, other)
+	cfg, _ := env.WriteFleetFiles(dir, slow, other)
 	cmd := exec.Command(binPath, "bench", "--ssh-config", cfg, "--hosts", "*-1", "--host", "slow-1", "--n", "10")
 	cmd.Env = append(os.Environ(), "TMUX=", "TMUX_PANE=")
 	out, err := cmd.CombinedOutput()

@@ -127,10 +127,7 @@ func BenchmarkFanoutRunCommand(b *testing.B) {
 		hosts = append(hosts, env.StartHost(fmt.Sprintf("fan-%02d", i+1), sshtest.HostOptions{}))
 	}
 	dir := b.TempDir()
-	kh := filepath.Join(dir, "known_hosts")
-	sshtest.WriteKnownHosts(b, kh, sshtest.KnownHostsOptions{}, hosts...)
-	cfg := filepath.Join(dir, "ssh_config")
-	env.WriteSSHConfig(cfg, sshtest.SSHConfigOptions{KnownHostsFile: kh}, hosts...)
+	cfg, _ := env.WriteFleetFiles(dir, hosts...)
 	cs := benchFleetClient(b, cfg, "fan-*", mcp.TierMutating)
 	call := func(args map[string]any, name string) time.Duration {
 		t0 := time.Now()

@@ -60,10 +60,7 @@ func TestFleetEndToEnd(t *testing.T) {
 	h1 := env.StartHost("dev-1", sshtest.HostOptions{})
 	h2 := env.StartHost("dev-2", sshtest.HostOptions{})
 	dir := t.TempDir()
-	kh := filepath.Join(dir, "known_hosts")
-	sshtest.WriteKnownHosts(t, kh, sshtest.KnownHostsOptions{}, h1, h2)
-	cfg := filepath.Join(dir, "ssh_config")
-	env.WriteSSHConfig(cfg, sshtest.SSHConfigOptions{KnownHostsFile: kh}, h1, h2)
+	cfg, kh := env.WriteFleetFiles(dir, h1, h2)
 	dead := fmt.Sprintf("\nHost dead-1\n  HostName 127.0.0.1\n  Port %d\n  User %s\n  IdentityFile %s\n  IdentitiesOnly yes\n  IdentityAgent none\n  UserKnownHostsFile %s\n  ConnectTimeout 2\n", sshtest.FreePort(t), env.User, env.UserKeyFile, kh)
 	f, err := os.OpenFile(cfg, os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {

@@ -33,10 +33,7 @@ func newJobsFleet(t *testing.T) *jobsFleet {
 	env := sshtest.New(t)
 	h := env.StartHost("dev-1", sshtest.HostOptions{})
 	dir := t.TempDir()
-	kh := filepath.Join(dir, "known_hosts")
-	sshtest.WriteKnownHosts(t, kh, sshtest.KnownHostsOptions{}, h)
-	cfg := filepath.Join(dir, "ssh_config")
-	env.WriteSSHConfig(cfg, sshtest.SSHConfigOptions{KnownHostsFile: kh}, h)
+	cfg, _ := env.WriteFleetFiles(dir, h)
 	return &jobsFleet{t: t, host: h, cfg: cfg, state: filepath.Join(dir, "state.db"), sock: fmt.Sprintf("fleetmux-test-jobs-%d", os.Getpid())}
 }
 
@@ -280,10 +277,7 @@ func BenchmarkJobCalls(b *testing.B) {
 	env := sshtest.New(b)
 	h := env.StartHost("dev-1", sshtest.HostOptions{})
 	dir := b.TempDir()
-	kh := filepath.Join(dir, "known_hosts")
-	sshtest.WriteKnownHosts(b, kh, sshtest.KnownHostsOptions{}, h)
-	cfg := filepath.Join(dir, "ssh_config")
-	env.WriteSSHConfig(cfg, sshtest.SSHConfigOptions{KnownHostsFile: kh}, h)
+	cfg, _ := env.WriteFleetFiles(dir, h)
 	sock := fmt.Sprintf("fleetmux-test-jobbench-%d", os.Getpid())
 	defer tmuxtest.Command("-L", sock, "kill-server").Run()
 	cmd := exec.Command(binPath, "--ssh-config", cfg, "--hosts", "dev-*", "--state", filepath.Join(dir, "state.db"))

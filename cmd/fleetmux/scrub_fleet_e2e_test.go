@@ -26,10 +26,7 @@ func TestScrubEchoedSecretsFleetE2E(t *testing.T) {
 	env := sshtest.New(t)
 	h1 := env.StartHost("h1", sshtest.HostOptions{})
 	dir := t.TempDir()
-	kh := filepath.Join(dir, "known_hosts")
-	sshtest.WriteKnownHosts(t, kh, sshtest.KnownHostsOptions{}, h1)
-	cfg := filepath.Join(dir, "ssh_config")
-	env.WriteSSHConfig(cfg, sshtest.SSHConfigOptions{KnownHostsFile: kh}, h1)
+	cfg, _ := env.WriteFleetFiles(dir, h1)
 	sock := fmt.Sprintf("fleetmux-test-scrubfleet-%d", os.Getpid())
 	if out, err := exec.Command("tmux", "-L", sock, "-f", "/dev/null", "new-session", "-d", "-s", "a", "/bin/sh").CombinedOutput(); err != nil {
 		t.Fatalf("tmux: %v %s", err, out)

@@ -331,10 +331,7 @@ func TestSeams(t *testing.T) {
 	h1 := env.StartHost("h1", sshtest.HostOptions{})
 	h2 := env.StartHost("h2", sshtest.HostOptions{})
 	dir := t.TempDir()
-	kh := filepath.Join(dir, "known_hosts")
-	sshtest.WriteKnownHosts(t, kh, sshtest.KnownHostsOptions{}, h1, h2)
-	cfg := filepath.Join(dir, "ssh_config")
-	env.WriteSSHConfig(cfg, sshtest.SSHConfigOptions{KnownHostsFile: kh}, h1, h2)
+	cfg, _ := env.WriteFleetFiles(dir, h1, h2)
 	fleetArgs := func(state string) []string {
 		return []string{"--ssh-config", cfg, "--hosts", "h*", "--host-safety", "h2=readonly", "--state", state}
 	}

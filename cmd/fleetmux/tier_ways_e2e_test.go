@@ -26,10 +26,7 @@ func TestServerTierEveryWay(t *testing.T) {
 	env := sshtest.New(t)
 	h1 := env.StartHost("h1", sshtest.HostOptions{})
 	dir := t.TempDir()
-	kh := filepath.Join(dir, "known_hosts")
-	sshtest.WriteKnownHosts(t, kh, sshtest.KnownHostsOptions{}, h1)
-	cfg := filepath.Join(dir, "ssh_config")
-	env.WriteSSHConfig(cfg, sshtest.SSHConfigOptions{KnownHostsFile: kh}, h1)
+	cfg, _ := env.WriteFleetFiles(dir, h1)
 
 	sock := fmt.Sprintf("fleetmux-test-tierways-%d", os.Getpid())
 	defer exec.Command("tmux", "-L", sock, "kill-server").Run()

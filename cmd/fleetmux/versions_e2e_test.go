@@ -82,10 +82,7 @@ func TestFleetMixedTmuxVersions(t *testing.T) {
 		started = append(started, env.StartHost(h.name, sshtest.HostOptions{Tmux: h.bin}))
 	}
 	dir := t.TempDir()
-	kh := filepath.Join(dir, "known_hosts")
-	sshtest.WriteKnownHosts(t, kh, sshtest.KnownHostsOptions{}, started...)
-	cfg := filepath.Join(dir, "ssh_config")
-	env.WriteSSHConfig(cfg, sshtest.SSHConfigOptions{KnownHostsFile: kh}, started...)
+	cfg, _ := env.WriteFleetFiles(dir, started...)
 
 	cmd := exec.Command(binPath, "--ssh-config", cfg, "--hosts", "sys-1,new-1", "--state", filepath.Join(dir, "state.db"))
 	cmd.Env = append(os.Environ(), "TMUX=", "TMUX_PANE=", "LIBTMUX_SAFETY=destructive",

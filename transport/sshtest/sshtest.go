@@ -629,6 +629,17 @@ type SSHConfigOptions struct {
 	Extra                 []string
 }
 
+// WriteFleetFiles writes into dir a known_hosts file that trusts hosts
+// and an ssh_config that names them (WriteSSHConfig), the set-up of most
+// fleet tests, and returns the two paths.
+func (e *Env) WriteFleetFiles(dir string, hosts ...*Host) (cfg, kh string) {
+	kh = filepath.Join(dir, "known_hosts")
+	WriteKnownHosts(e.t, kh, KnownHostsOptions{}, hosts...)
+	cfg = filepath.Join(dir, "ssh_config")
+	e.WriteSSHConfig(cfg, SSHConfigOptions{KnownHostsFile: kh}, hosts...)
+	return cfg, kh
+}
+
 // WriteSSHConfig writes an ssh_config with one Host block per test host
 // (alias = Host.Name) that an OpenSSH client could use as is: HostName,
 // Port, User, the Env's IdentityFile with IdentitiesOnly, no agent, the
