@@ -21,8 +21,9 @@ type waitSource interface {
 // watcher (package watch): the same two commands a poll sends, run only
 // after a pane of the server printed something, so a silent pane costs
 // no tmux client at all. One more look is made at the deadline, as the
-// polling path polls once more there. When the watcher stops (connection dropped, server
-// gone) the wait polls for the rest of its time.
+// polling path polls once more there. When the watcher stops
+// (connection dropped, server gone) the wait polls for the rest of its
+// time.
 type watchedPolls struct {
 	ctx      context.Context
 	sub      *watch.Sub
