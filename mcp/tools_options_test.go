@@ -70,12 +70,12 @@ func TestOptionInvalidScopeDirect(t *testing.T) {
 	// refuses them when called directly (the reference's test uses scope "global").
 	e := newEnv(t)
 	c := e.srv.newCall(e.srv.byName["show_option"], map[string]any{"option": "base-index", "scope": "global"}, LocalHost, nil, "")
-	_, err := e.srv.byName["show_option"].def.Handle(t.Context(), c)
+	_, err := e.srv.byName["show_option"].def.Handle.Handle(t.Context(), c)
 	if err == nil || err.Error() != "Invalid scope: 'global'. Valid: pane, server, session, window" {
 		t.Fatalf("err = %v", err)
 	}
 	c.Args = map[string]any{"scope": "cluster"}
-	if _, err := e.srv.byName["show_hooks"].def.Handle(t.Context(), c); err == nil || !strings.Contains(err.Error(), "Invalid scope: 'cluster'") {
+	if _, err := e.srv.byName["show_hooks"].def.Handle.Handle(t.Context(), c); err == nil || !strings.Contains(err.Error(), "Invalid scope: 'cluster'") {
 		t.Fatalf("show_hooks err = %v", err)
 	}
 }

@@ -20,8 +20,17 @@ func TestToolTable(t *testing.T) {
 		t.Fatalf("%d tools joined from %d specs, want 60", len(joined), len(specs))
 	}
 	for _, tl := range joined {
-		if tl.def.Handle == nil {
+		if tl.def.Handle.IsZero() {
 			t.Errorf("%s: no handler", tl.spec.Name)
+		}
+		params := map[string]bool{}
+		for _, p := range tl.spec.Params {
+			params[p.Name] = true
+		}
+		for _, name := range tl.def.Handle.ArgNames() {
+			if !params[name] {
+				t.Errorf("%s: the handler's arguments read %q, which the tool does not take", tl.spec.Name, name)
+			}
 		}
 		if tl.spec.NoHostParam && tl.def.Merge != nil {
 			t.Errorf("%s: a tool without a host cannot fan out", tl.spec.Name)

@@ -60,61 +60,74 @@ func checkBufferName(name string) error {
 	return nil
 }
 
-// namedBufferCmd is boundedCmd for a command on the buffer the call
-// names (buffer_name, checked by checkBufferArg), whose messages name it:
-// "show-buffer failed for 'NAME': ...". It returns the name too.
-func namedBufferCmd(c *Call, ctx context.Context, build func(name string) tmux.Cmd) (*tmux.Output, string, error) {
-	name := c.Args.StrOr("buffer_name", "")
+// namedBufferCmd is boundedCmd for a command on buffer name (checked by
+// checkBufferArg), whose messages name it: "show-buffer failed for
+// 'NAME': ...".
+func namedBufferCmd(ctx context.Context, c *Call, name string, build func(name string) tmux.Cmd) (*tmux.Output, error) {
 	cmd := build(name)
 	out, err := boundedCmd(ctx, c.srv, BufferTimeout,
 		cmd.Name()+" timeout after 5s for "+pyfmt.Repr(name),
 		func(d string) string { return cmd.Name() + " failed for " + pyfmt.Repr(name) + ": " + d },
 		cmd)
-	return out, name, err
+	return out, err
 }
 
-func loadBuffer(ctx context.Context, c *Call) (any, error) {
+type loadBufferArgs struct {
+	Content     string
+	LogicalName *string
+}
+
+func loadBuffer(ctx context.Context, c *Call, a loadBufferArgs) (any, error) {
 	srv := c.srv
 	c.env.noteServer(srv)
-	logical := c.Args.Str("logical_name")
-	name, err := newBufferName(logical)
+	name, err := newBufferName(a.LogicalName)
 	if err != nil {
 		return nil, err
 	}
 	// The content goes through the tmux client's stdin rather than a
 	// temporary file, so it works the same on a remote host.
-	content := []byte(c.Args.StrOr("content", ""))
 	_, err = boundedCmd(ctx, srv, BufferTimeout,
 		"load-buffer timeout after 5s for "+pyfmt.Repr(name),
 		func(d string) string { return "load-buffer failed: " + d },
-		tmux.LoadBuffer(name, content))
+		tmux.LoadBuffer(name, []byte(a.Content)))
 	if err != nil {
 		return nil, err
 	}
-	return BufferRef{BufferName: name, LogicalName: logical}, nil
+	return BufferRef{BufferName: name, LogicalName: a.LogicalName}, nil
 }
 
-func pasteBuffer(ctx context.Context, c *Call) (any, error) {
+type pasteBufferArgs struct {
+	BufferName string // checked by checkBufferArg
+	Bracket    bool
+}
+
+func pasteBuffer(ctx context.Context, c *Call, a pasteBufferArgs) (any, error) {
 	srv := c.srv
-	name := c.Args.StrOr("buffer_name", "") // checked by checkBufferArg
+	name := a.BufferName
 	p, err := c.resolvePane(ctx, srv)
 	if err != nil {
 		return nil, err
 	}
 	id := p["pane_id"]
-	if _, err := srv.Do(ctx, tmux.PasteBuffer(id, name, false, c.Args.Bool("bracket"))); err != nil {
+	if _, err := srv.Do(ctx, tmux.PasteBuffer(id, name, false, a.Bracket)); err != nil {
 		return nil, err
 	}
 	return "Buffer " + pyfmt.Repr(name) + " pasted to pane " + id, nil
 }
 
-func showBuffer(ctx context.Context, c *Call) (any, error) {
-	out, name, err := namedBufferCmd(c, ctx, tmux.ShowBuffer)
+type showBufferArgs struct {
+	BufferName string // checked by checkBufferArg
+	MaxLines   *int
+}
+
+func showBuffer(ctx context.Context, c *Call, a showBufferArgs) (any, error) {
+	name := a.BufferName
+	out, err := namedBufferCmd(ctx, c, name, tmux.ShowBuffer)
 	if err != nil {
 		return nil, err
 	}
 	raw := pyfmt.DecodeReplace(out.Stdout)
-	kept, truncated, dropped := tailLines(pySplitLines(raw), c.Args.Int("max_lines"))
+	kept, truncated, dropped := tailLines(pySplitLines(raw), a.MaxLines)
 	content := raw
 	if truncated {
 		content = strings.Join(kept, "\n")
@@ -122,8 +135,13 @@ func showBuffer(ctx context.Context, c *Call) (any, error) {
 	return BufferContent{BufferName: name, Content: content, ContentTruncated: truncated, ContentTruncatedLines: dropped}, nil
 }
 
-func deleteBuffer(ctx context.Context, c *Call) (any, error) {
-	_, name, err := namedBufferCmd(c, ctx, tmux.DeleteBuffer)
+type deleteBufferArgs struct {
+	BufferName string // checked by checkBufferArg
+}
+
+func deleteBuffer(ctx context.Context, c *Call, a deleteBufferArgs) (any, error) {
+	name := a.BufferName
+	_, err := namedBufferCmd(ctx, c, name, tmux.DeleteBuffer)
 	if err != nil {
 		return nil, err
 	}

@@ -50,7 +50,7 @@ type Def struct {
 	Check func(c *Call) error
 	// target is resolved by dispatch before run.
 	Target targetKind
-	Handle handlerFunc
+	Handle Handler
 	// merge, when set, lets the tool run on every host a pattern ("*",
 	// a glob) matches in fleet mode, merging the results with it.
 	Merge mergeFunc
@@ -62,92 +62,89 @@ type Def struct {
 	Limited bool
 }
 
-// handlerFunc runs a tool whose target is resolved.
-type handlerFunc func(ctx context.Context, c *Call) (any, error)
-
 // Defs is every tool fleetmux serves, in the reference's order, then the
 // fleet-only tools. TestToolTable checks it against the surface.
 var Defs = []Def{
 	// Batches run other tools through the whole pipeline.
-	{Name: "call_readonly_tools_batch", Set: "batch", Handle: batchHandler(vocab.TierReadonly)},
-	{Name: "call_mutating_tools_batch", Set: "batch", Handle: batchHandler(vocab.TierMutating)},
-	{Name: "call_destructive_tools_batch", Set: "batch", Handle: batchHandler(vocab.TierDestructive)},
+	{Name: "call_readonly_tools_batch", Set: "batch", Handle: untyped(batchHandler(vocab.TierReadonly))},
+	{Name: "call_mutating_tools_batch", Set: "batch", Handle: untyped(batchHandler(vocab.TierMutating))},
+	{Name: "call_destructive_tools_batch", Set: "batch", Handle: untyped(batchHandler(vocab.TierDestructive))},
 
 	// Server.
-	{Name: "list_sessions", Set: "sessions", Target: targetServer, Handle: listSessions, Merge: mergeLists},
-	{Name: "list_servers", Set: "sessions", Handle: listServers, Merge: mergeLists},
-	{Name: "create_session", Set: "sessions", Target: targetServer, Check: checkCreateSession, Handle: createSession},
-	{Name: "kill_server", Set: "sessions", Target: targetServer, Handle: killServer},
-	{Name: "get_server_info", Set: "sessions", Target: targetServer, Handle: getServerInfo, Merge: mergeServerInfo},
+	{Name: "list_sessions", Set: "sessions", Target: targetServer, Handle: untyped(listSessions), Merge: mergeLists},
+	{Name: "list_servers", Set: "sessions", Handle: untyped(listServers), Merge: mergeLists},
+	{Name: "create_session", Set: "sessions", Target: targetServer, Check: checkCreateSession, Handle: untyped(createSession)},
+	{Name: "kill_server", Set: "sessions", Target: targetServer, Handle: untyped(killServer)},
+	{Name: "get_server_info", Set: "sessions", Target: targetServer, Handle: untyped(getServerInfo), Merge: mergeServerInfo},
 
 	// Sessions.
-	{Name: "list_windows", Set: "windows", Target: targetServer, Handle: listWindows, Merge: mergeLists},
-	{Name: "get_session_info", Set: "sessions", Target: targetSession, Handle: getSessionInfo},
-	{Name: "create_window", Set: "windows", Target: targetServer, Check: checkSpawnEnv, Handle: createWindow},
-	{Name: "rename_session", Set: "sessions", Target: targetServer, Check: checkRenameSession, Handle: renameSession},
-	{Name: "kill_session", Set: "sessions", Target: targetServer, Check: checkKillSession, Handle: killSession},
-	{Name: "select_window", Set: "windows", Target: targetServer, Check: checkSelectWindow, Handle: selectWindow},
+	{Name: "list_windows", Set: "windows", Target: targetServer, Handle: untyped(listWindows), Merge: mergeLists},
+	{Name: "get_session_info", Set: "sessions", Target: targetSession, Handle: untyped(getSessionInfo)},
+	{Name: "create_window", Set: "windows", Target: targetServer, Check: checkSpawnEnv, Handle: untyped(createWindow)},
+	{Name: "rename_session", Set: "sessions", Target: targetServer, Check: checkRenameSession, Handle: untyped(renameSession)},
+	{Name: "kill_session", Set: "sessions", Target: targetServer, Check: checkKillSession, Handle: untyped(killSession)},
+	{Name: "select_window", Set: "windows", Target: targetServer, Check: checkSelectWindow, Handle: untyped(selectWindow)},
 
 	// Windows.
-	{Name: "list_panes", Set: "panes", Target: targetServer, Handle: listPanes, Merge: mergeLists},
-	{Name: "get_window_info", Set: "windows", Target: targetWindow, Handle: getWindowInfo},
-	{Name: "split_window", Set: "panes", Target: targetServer, Check: checkSpawnEnv, Handle: splitWindow},
-	{Name: "rename_window", Set: "windows", Target: targetServer, Handle: renameWindow},
-	{Name: "kill_window", Set: "windows", Target: targetServer, Handle: killWindow},
-	{Name: "select_layout", Set: "windows", Target: targetServer, Check: checkLayout, Handle: selectLayout},
-	{Name: "resize_window", Set: "windows", Target: targetServer, Handle: resizeWindow},
-	{Name: "move_window", Set: "windows", Target: targetWindow, Handle: moveWindow},
+	{Name: "list_panes", Set: "panes", Target: targetServer, Handle: untyped(listPanes), Merge: mergeLists},
+	{Name: "get_window_info", Set: "windows", Target: targetWindow, Handle: untyped(getWindowInfo)},
+	{Name: "split_window", Set: "panes", Target: targetServer, Check: checkSpawnEnv, Handle: untyped(splitWindow)},
+	{Name: "rename_window", Set: "windows", Target: targetServer, Handle: untyped(renameWindow)},
+	{Name: "kill_window", Set: "windows", Target: targetServer, Handle: untyped(killWindow)},
+	{Name: "select_layout", Set: "windows", Target: targetServer, Check: checkLayout, Handle: untyped(selectLayout)},
+	{Name: "resize_window", Set: "windows", Target: targetServer, Handle: untyped(resizeWindow)},
+	{Name: "move_window", Set: "windows", Target: targetWindow, Handle: untyped(moveWindow)},
 
 	// Panes: keys and output.
-	{Name: "send_keys", Set: "io", Target: targetServer, Handle: toolSendKeys},
-	{Name: "send_keys_batch", Set: "io", Target: targetServer, Handle: sendKeysBatch},
-	{Name: "run_command", Set: "io", Target: targetServer, Check: checkRunCommand, Handle: runCommand,
+	{Name: "send_keys", Set: "io", Target: targetServer, Handle: untyped(toolSendKeys)},
+	{Name: "send_keys_batch", Set: "io", Target: targetServer, Handle: untyped(sendKeysBatch)},
+	{Name: "run_command", Set: "io", Target: targetServer, Check: checkRunCommand, Handle: untyped(runCommand),
 		Defaults: func(st Settings) map[string]any { return map[string]any{"suppress_history": st.SuppressHistory} }},
-	{Name: "capture_pane", Set: "io", Target: targetServer, Handle: toolCapturePane},
-	{Name: "capture_since", Set: "io", Target: targetServer, Check: checkCaptureSince, Handle: captureSince},
+	{Name: "capture_pane", Set: "io", Target: targetServer, Handle: untyped(toolCapturePane)},
+	{Name: "capture_since", Set: "io", Target: targetServer, Check: checkCaptureSince, Handle: untyped(captureSince)},
 
 	// Panes: lifecycle and layout.
-	{Name: "resize_pane", Set: "panes", Target: targetServer, Check: checkResizePane, Handle: toolResizePane},
-	{Name: "kill_pane", Set: "panes", Target: targetServer, Handle: toolKillPane},
-	{Name: "respawn_pane", Set: "panes", Target: targetServer, Check: checkSpawnEnv, Handle: toolRespawnPane},
-	{Name: "set_pane_title", Set: "panes", Target: targetServer, Handle: toolSetPaneTitle},
-	{Name: "get_pane_info", Set: "panes", Target: targetServer, Handle: toolGetPaneInfo},
-	{Name: "find_pane_by_position", Set: "panes", Target: targetWindow, Handle: toolFindPaneByPosition},
-	{Name: "clear_pane", Set: "io", Target: targetServer, Handle: toolClearPane},
-	{Name: "search_panes", Set: "io", Target: targetServer, Check: checkSearchPattern, Handle: searchPanes, Merge: mergeSearch},
-	{Name: "wait_for_text", Set: "wait", Target: targetServer, Handle: waitForText},
-	{Name: "snapshot_pane", Set: "io", Target: targetServer, Handle: toolSnapshotPane},
-	{Name: "select_pane", Set: "panes", Target: targetServer, Check: checkSelectPane, Handle: toolSelectPane},
-	{Name: "swap_pane", Set: "panes", Target: targetServer, Handle: toolSwapPane},
-	{Name: "pipe_pane", Set: "panes", Target: targetServer, Handle: toolPipePane},
-	{Name: "display_message", Set: "io", Target: targetServer, Check: checkDisplayFormat, Handle: toolDisplayMessage, Limited: true},
-	{Name: "enter_copy_mode", Set: "panes", Target: targetServer, Handle: toolEnterCopyMode},
-	{Name: "exit_copy_mode", Set: "panes", Target: targetServer, Handle: toolExitCopyMode},
-	{Name: "paste_text", Set: "io", Target: targetServer, Handle: toolPasteText},
+	{Name: "resize_pane", Set: "panes", Target: targetServer, Check: checkResizePane, Handle: untyped(toolResizePane)},
+	{Name: "kill_pane", Set: "panes", Target: targetServer, Handle: untyped(toolKillPane)},
+	{Name: "respawn_pane", Set: "panes", Target: targetServer, Check: checkSpawnEnv, Handle: untyped(toolRespawnPane)},
+	{Name: "set_pane_title", Set: "panes", Target: targetServer, Handle: untyped(toolSetPaneTitle)},
+	{Name: "get_pane_info", Set: "panes", Target: targetServer, Handle: untyped(toolGetPaneInfo)},
+	{Name: "find_pane_by_position", Set: "panes", Target: targetWindow, Handle: untyped(toolFindPaneByPosition)},
+	{Name: "clear_pane", Set: "io", Target: targetServer, Handle: untyped(toolClearPane)},
+	{Name: "search_panes", Set: "io", Target: targetServer, Check: checkSearchPattern, Handle: untyped(searchPanes), Merge: mergeSearch},
+	{Name: "wait_for_text", Set: "wait", Target: targetServer, Handle: untyped(waitForText)},
+	{Name: "snapshot_pane", Set: "io", Target: targetServer, Handle: untyped(toolSnapshotPane)},
+	{Name: "select_pane", Set: "panes", Target: targetServer, Check: checkSelectPane, Handle: untyped(toolSelectPane)},
+	{Name: "swap_pane", Set: "panes", Target: targetServer, Handle: untyped(toolSwapPane)},
+	{Name: "pipe_pane", Set: "panes", Target: targetServer, Handle: untyped(toolPipePane)},
+	{Name: "display_message", Set: "io", Target: targetServer, Check: checkDisplayFormat, Handle: untyped(toolDisplayMessage), Limited: true},
+	{Name: "enter_copy_mode", Set: "panes", Target: targetServer, Handle: untyped(toolEnterCopyMode)},
+	{Name: "exit_copy_mode", Set: "panes", Target: targetServer, Handle: untyped(toolExitCopyMode)},
+	{Name: "paste_text", Set: "io", Target: targetServer, Handle: untyped(toolPasteText)},
 
 	// Options, environment, hooks.
-	{Name: "show_option", Set: "options", Target: targetServer, Check: checkOptionName, Handle: showOption},
-	{Name: "set_option", Set: "options", Target: targetServer, Check: checkOptionName, Handle: setOption},
-	{Name: "show_environment", Set: "options", Target: targetServer, Handle: showEnvironment},
-	{Name: "set_environment", Set: "options", Target: targetServer, Handle: setEnvironment},
+	{Name: "show_option", Set: "options", Target: targetServer, Check: checkOptionName, Handle: untyped(showOption)},
+	{Name: "set_option", Set: "options", Target: targetServer, Check: checkOptionName, Handle: untyped(setOption)},
+	{Name: "show_environment", Set: "options", Target: targetServer, Handle: untyped(showEnvironment)},
+	{Name: "set_environment", Set: "options", Target: targetServer, Handle: untyped(setEnvironment)},
 
 	// Channels and buffers.
-	{Name: "wait_for_channel", Set: "wait", Target: targetServer, Handle: waitForChannel},
-	{Name: "signal_channel", Set: "wait", Target: targetServer, Handle: signalChannel},
-	{Name: "load_buffer", Set: "buffers", Target: targetServer, Handle: loadBuffer},
-	{Name: "paste_buffer", Set: "buffers", Target: targetServer, Check: checkBufferArg, Handle: pasteBuffer},
-	{Name: "show_buffer", Set: "buffers", Target: targetServer, Check: checkBufferArg, Handle: showBuffer},
-	{Name: "delete_buffer", Set: "buffers", Target: targetServer, Check: checkBufferArg, Handle: deleteBuffer},
-	{Name: "show_hooks", Set: "hooks", Target: targetServer, Handle: showHooks},
-	{Name: "show_hook", Set: "hooks", Target: targetServer, Check: checkHookName, Handle: showHook},
+	{Name: "wait_for_channel", Set: "wait", Target: targetServer, Handle: untyped(waitForChannel)},
+	{Name: "signal_channel", Set: "wait", Target: targetServer, Handle: untyped(signalChannel)},
+	{Name: "load_buffer", Set: "buffers", Target: targetServer, Handle: typed(loadBuffer)},
+	{Name: "paste_buffer", Set: "buffers", Target: targetServer, Check: checkBufferArg, Handle: typed(pasteBuffer)},
+	{Name: "show_buffer", Set: "buffers", Target: targetServer, Check: checkBufferArg, Handle: typed(showBuffer)},
+	{Name: "delete_buffer", Set: "buffers", Target: targetServer, Check: checkBufferArg, Handle: typed(deleteBuffer)},
+	{Name: "show_hooks", Set: "hooks", Target: targetServer, Handle: untyped(showHooks)},
+	{Name: "show_hook", Set: "hooks", Target: targetServer, Check: checkHookName, Handle: untyped(showHook)},
 
 	// Fleet mode only (surface_fleet.json).
-	{Name: "list_hosts", Set: "fleet", Handle: listHosts},
+	{Name: "list_hosts", Set: "fleet", Handle: untyped(listHosts)},
 
 	// Extensions: fleet mode or --extensions (surface_jobs.json).
-	{Name: "get_job", Set: "jobs", Check: checkJobID, Handle: getJob},
-	{Name: "list_jobs", Set: "jobs", Check: checkListJobs, Handle: listJobs},
-	{Name: "cancel_job", Set: "jobs", Check: checkJobID, Handle: cancelJob},
+	{Name: "get_job", Set: "jobs", Check: checkJobID, Handle: untyped(getJob)},
+	{Name: "list_jobs", Set: "jobs", Check: checkListJobs, Handle: untyped(listJobs)},
+	{Name: "cancel_job", Set: "jobs", Check: checkJobID, Handle: untyped(cancelJob)},
 }
 
 // Run checks the arguments, resolves the tool's target and runs it.
@@ -158,7 +155,7 @@ func (d *Def) Run(ctx context.Context, c *Call) (any, error) {
 		}
 	}
 	if d.Target == targetNone {
-		return d.Handle(ctx, c)
+		return d.Handle.run(ctx, c)
 	}
 	srv, err := c.Tmux(ctx)
 	if err != nil {
@@ -176,5 +173,5 @@ func (d *Def) Run(ctx context.Context, c *Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return d.Handle(ctx, c)
+	return d.Handle.run(ctx, c)
 }
