@@ -149,7 +149,7 @@ func New(opts Options) (*Server, error) {
 	}
 	if s.extended() {
 		// resources.subscribe is announced only here: plain local mode's
-		// initialize stays the anchor's.
+		// initialize stays the reference's.
 		so.SubscribeHandler, so.UnsubscribeHandler = s.subs.subscribe, s.subs.unsubscribe
 	}
 	s.sdk = sdk.NewServer(&sdk.Implementation{Name: ServerName, Title: Title(opts.Version), Version: ServerVersion, WebsiteURL: WebsiteURL}, so)

@@ -124,7 +124,7 @@ func testPaneSubscribe(t *testing.T, version string) {
 }
 
 // TestSubscribeNotAnnounced: plain local mode announces no subscribe
-// capability and refuses resources/subscribe, as the anchor does.
+// capability and refuses resources/subscribe, as the reference does.
 func TestSubscribeNotAnnounced(t *testing.T) {
 	e := newEnv(t)
 	caps := e.cs.InitializeResult().Capabilities

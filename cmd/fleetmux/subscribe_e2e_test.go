@@ -183,7 +183,7 @@ func testSubscribeEndToEnd(t *testing.T, version string) {
 }
 
 // TestSubscribeCapability: plain local mode announces no subscriptions
-// (the anchor's initialize), --extensions does.
+// (the reference's initialize), --extensions does.
 func TestSubscribeCapability(t *testing.T) {
 	dir := t.TempDir()
 	for _, tc := range []struct {
