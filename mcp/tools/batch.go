@@ -57,16 +57,27 @@ type ToolCallBatchResult struct {
 	ResponseTruncatedBytes int                       `json:"response_truncated_bytes"`
 }
 
-func batchHandler(maxTier Tier) handlerFunc {
-	return func(ctx context.Context, c *Call) (any, error) {
-		ops, _ := c.Args["operations"].([]any)
+// toolsBatchArgs are the arguments of the call_*_tools_batch tools.
+type toolsBatchArgs struct {
+	Operations any
+	OnError    *string
+}
+
+// batchHandler is the handler of the batch tool that runs operations up
+// to maxTier.
+func batchHandler(maxTier Tier) Handler {
+	return typed(func(ctx context.Context, c *Call, a toolsBatchArgs) (any, error) {
+		ops, _ := a.Operations.([]any)
 		if len(ops) == 0 {
 			return nil, Expectedf("operations must contain at least one tool call")
 		}
 		if len(ops) > maxBatchOperations {
 			return nil, Expectedf("operations must contain at most %d tool calls", maxBatchOperations)
 		}
-		onError := c.Args.StrOr("on_error", "stop")
+		onError := "stop"
+		if a.OnError != nil {
+			onError = *a.OnError
+		}
 		if onError != "stop" && onError != "continue" {
 			return nil, Expectedf("on_error must be 'stop' or 'continue'")
 		}
@@ -93,7 +104,7 @@ func batchHandler(maxTier Tier) handlerFunc {
 		}
 		limitBatch(&res, ResponseLimitBytes)
 		return res, nil
-	}
+	})
 }
 
 // ResponseLimitBytes is the reference's response ceiling.

@@ -30,7 +30,7 @@ type HostLister interface {
 	HostStatuses(ctx context.Context, serverTier Tier) []HostStatus
 }
 
-func listHosts(ctx context.Context, c *Call) (any, error) {
+func listHosts(ctx context.Context, c *Call, _ noArgs) (any, error) {
 	hl, ok := c.env.Backend.(HostLister)
 	if !ok {
 		return []HostStatus{}, nil

@@ -146,8 +146,7 @@ func busyPaneError(paneID string, row tmux.Attrs) error {
 }
 
 // newJob is the record of a job this call started.
-func newJob(c *Call, id, paneID string, st jobStart, started time.Time, origin, paneOption string) Job {
-	command := c.Args.StrOr("command", "")
+func newJob(c *Call, command, id, paneID string, st jobStart, started time.Time, origin, paneOption string) Job {
 	sum := sha256.Sum256([]byte(command))
 	client := c.deps.Client()
 	return Job{
@@ -163,8 +162,8 @@ func newJob(c *Call, id, paneID string, st jobStart, started time.Time, origin, 
 
 // runDetached is run_command with detach=true: it types the command and
 // returns at once with the job that carries it.
-func runDetached(ctx context.Context, c *Call) (any, error) {
-	command, suppress := c.Args.StrOr("command", ""), c.Args.Bool("suppress_history")
+func runDetached(ctx context.Context, c *Call, a runCommandArgs) (any, error) {
+	command, suppress := a.Command, a.SuppressHistory
 	id, err := runCommandID()
 	if err != nil {
 		return nil, Unexpected("RuntimeError", err)
@@ -176,11 +175,11 @@ func runDetached(ctx context.Context, c *Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.env.Jobs.put(ctx, newJob(c, id, paneID, st, started, "detach", ""))
+	c.env.Jobs.put(ctx, newJob(c, command, id, paneID, st, started, "detach", ""))
 	noteJob(ctx, id)
 	return RunCommandResult{
 		PaneID: paneID, TailedOutput: TailedOutput{Output: []string{}}, ElapsedSeconds: PyFloat(time.Since(started).Seconds()),
-		EffectiveTimeout: PyFloat(min(runCommandTimeout(c), waitCeiling(c))),
+		EffectiveTimeout: PyFloat(min(runCommandTimeout(a.Timeout), waitCeiling(c))),
 		JobID:            &id, Pending: true, Host: c.HostField(),
 	}, nil
 }
@@ -198,8 +197,8 @@ func (s *Env) callLimit() float64 {
 // also records its status for a job, and the wait ends at the limit (or
 // the effective timeout, whichever comes first). A command still running
 // then carries on as a job: the result is pending with its id.
-func runWithDeadline(ctx context.Context, c *Call, effective, limit float64) (any, error) {
-	command, suppress := c.Args.StrOr("command", ""), c.Args.Bool("suppress_history")
+func runWithDeadline(ctx context.Context, c *Call, a runCommandArgs, effective, limit float64) (any, error) {
+	command, suppress := a.Command, a.SuppressHistory
 	srv := c.srv
 	id, err := runCommandID()
 	if err != nil {
@@ -226,12 +225,12 @@ func runWithDeadline(ctx context.Context, c *Call, effective, limit float64) (an
 	case err != nil && ctx.Err() != nil:
 		// The client gave up (cancelled): the command runs on, so it is
 		// kept as a job that list_jobs shows.
-		c.env.Jobs.put(context.WithoutCancel(ctx), newJob(c, id, paneID, st, started, "deadline", statusOption))
+		c.env.Jobs.put(context.WithoutCancel(ctx), newJob(c, command, id, paneID, st, started, "deadline", statusOption))
 		noteJob(ctx, id)
 		return nil, ctx.Err()
 	case err != nil && errors.Is(wctx.Err(), context.DeadlineExceeded):
 		// Still running: it goes on as a job.
-		c.env.Jobs.put(ctx, newJob(c, id, paneID, st, started, "deadline", statusOption))
+		c.env.Jobs.put(ctx, newJob(c, command, id, paneID, st, started, "deadline", statusOption))
 		noteJob(ctx, id)
 		result.JobID, result.Pending = &id, true
 		result.TimedOut = wait >= effective
@@ -257,7 +256,7 @@ func runWithDeadline(ctx context.Context, c *Call, effective, limit float64) (an
 		lines = r.Lines
 	}
 	result.ElapsedSeconds = PyFloat(time.Since(started).Seconds())
-	result.TailedOutput = tailOutput(filterRunCommandLines(lines, channel, statusOption), c.Args.Int("max_lines"))
+	result.TailedOutput = tailOutput(filterRunCommandLines(lines, channel, statusOption), a.MaxLines)
 	return result, nil
 }
 
@@ -658,9 +657,8 @@ func checkJobID(c *Call) error {
 	return nil
 }
 
-// findJob returns the job named by the call's job_id.
-func findJob(ctx context.Context, c *Call) (Job, error) {
-	id := c.Args.StrOr("job_id", "")
+// findJob returns the job named id (the call's job_id).
+func findJob(ctx context.Context, c *Call, id string) (Job, error) {
 	j, ok := c.env.Jobs.get(ctx, id)
 	if !ok {
 		return Job{}, Expectedf("job %s not found: list_jobs shows the known jobs (they are kept as long as --audit-retention keeps audit records)", pyfmt.Repr(id))
@@ -668,13 +666,18 @@ func findJob(ctx context.Context, c *Call) (Job, error) {
 	return j, nil
 }
 
-func getJob(ctx context.Context, c *Call) (any, error) {
-	j, err := findJob(ctx, c)
+type getJobArgs struct {
+	JobID    string // checked by checkJobID
+	MaxLines *int
+}
+
+func getJob(ctx context.Context, c *Call, a getJobArgs) (any, error) {
+	j, err := findJob(ctx, c, a.JobID)
 	if err != nil {
 		return nil, err
 	}
 	j, v := c.env.refreshJob(ctx, c.deps, j, true)
-	return jobInfo(j, v, c.Args.Int("max_lines")), nil
+	return jobInfo(j, v, a.MaxLines), nil
 }
 
 // listJobsConcurrency bounds the hosts list_jobs asks at once, and
@@ -696,12 +699,18 @@ func checkListJobs(c *Call) error {
 	return nil
 }
 
-func listJobs(ctx context.Context, c *Call) (any, error) {
+type listJobsArgs struct {
+	Since        *string // checked by checkListJobs
+	Host, Status *string
+	Limit        *int // checked by checkListJobs
+}
+
+func listJobs(ctx context.Context, c *Call, a listJobsArgs) (any, error) {
 	var since time.Time
-	if s := c.Args.Str("since"); s != nil {
+	if s := a.Since; s != nil {
 		since, _ = parseSince(*s, time.Now())
 	}
-	hostPat := c.Args.Str("host")
+	hostPat := a.Host
 	var jobs []Job
 	for _, j := range c.env.Jobs.list(ctx, since) {
 		if hostPat == nil || j.Host == *hostPat || vocab.MatchHost(*hostPat, j.Host) {
@@ -725,9 +734,9 @@ func listJobs(ctx context.Context, c *Call) (any, error) {
 		})
 	}
 	wg.Wait()
-	status := c.Args.Str("status")
+	status := a.Status
 	limit := 20
-	if l := c.Args.Int("limit"); l != nil {
+	if l := a.Limit; l != nil {
 		limit = *l
 	}
 	out := []JobInfo{}
@@ -764,6 +773,11 @@ const (
 	cancelPollGap = 100 * time.Millisecond
 )
 
+type cancelJobArgs struct {
+	JobID        string   // checked by checkJobID
+	GraceSeconds *float64 // checked by checkJobID
+}
+
 // cancelJob interrupts a running job: C-c typed into its pane (SIGINT to
 // the terminal's foreground process group, as a person would), then, if
 // the job has not ended after grace_seconds, SIGTERM and after 2 s SIGKILL
@@ -777,8 +791,8 @@ const (
 // the host confirms in the same request (tmux.SignalForeground: the pane
 // live, its process the job's, the group the foreground of the pane's
 // terminal); when it cannot, nothing is sent and the note says why.
-func cancelJob(ctx context.Context, c *Call) (any, error) {
-	j, err := findJob(ctx, c)
+func cancelJob(ctx context.Context, c *Call, a cancelJobArgs) (any, error) {
+	j, err := findJob(ctx, c, a.JobID)
 	if err != nil {
 		return nil, err
 	}
@@ -802,7 +816,7 @@ func cancelJob(ctx context.Context, c *Call) (any, error) {
 		return nil, err
 	}
 	grace := 5.0
-	if g := c.Args.Float("grace_seconds"); g != nil {
+	if g := a.GraceSeconds; g != nil {
 		grace = *g
 	}
 	steps := []struct {

@@ -25,15 +25,16 @@ func checkRunCommand(c *Call) error {
 	if c.Args.Bool("suppress_history") && strings.ContainsAny(command, "\n\r") {
 		return Expectedf("command must be a single line when suppress_history=True")
 	}
-	if !(runCommandTimeout(c) > 0) {
+	if !(runCommandTimeout(c.Args.Float("timeout")) > 0) {
 		return Expectedf("timeout must be positive")
 	}
 	return nil
 }
 
-func runCommandTimeout(c *Call) float64 {
-	if f := c.Args.Float("timeout"); f != nil {
-		return *f
+// runCommandTimeout is run_command's timeout argument, 30 s when absent.
+func runCommandTimeout(timeout *float64) float64 {
+	if timeout != nil {
+		return *timeout
 	}
 	return 30.0
 }
@@ -43,17 +44,26 @@ func runCommandTimeout(c *Call) float64 {
 // of what libtmux-mcp returns (it captures in a later tmux call).
 const runSettle = 15 * time.Millisecond
 
-func runCommand(ctx context.Context, c *Call) (any, error) {
-	command := c.Args.StrOr("command", "")
-	suppress := c.Args.Bool("suppress_history")
-	effective := min(runCommandTimeout(c), waitCeiling(c))
+// runCommandArgs are run_command's arguments (its pane is paneTarget's).
+type runCommandArgs struct {
+	Command         string // checked by checkRunCommand
+	SuppressHistory bool
+	Detach          bool
+	Timeout         *float64
+	MaxLines        *int
+}
+
+func runCommand(ctx context.Context, c *Call, a runCommandArgs) (any, error) {
+	command := a.Command
+	suppress := a.SuppressHistory
+	effective := min(runCommandTimeout(a.Timeout), waitCeiling(c))
 	// Extensions (tools_jobs.go): detach, and a timeout past
 	// --max-call-seconds; both leave a job when the command runs on.
-	if c.Args.Bool("detach") {
-		return runDetached(ctx, c)
+	if a.Detach {
+		return runDetached(ctx, c, a)
 	}
-	if limit := c.env.callLimit(); limit > 0 && runCommandTimeout(c) > limit {
-		return runWithDeadline(ctx, c, effective, limit)
+	if limit := c.env.callLimit(); limit > 0 && runCommandTimeout(a.Timeout) > limit {
+		return runWithDeadline(ctx, c, a, effective, limit)
 	}
 	defer c.tick(ctx, effective, "run_command")()
 	srv := c.srv
@@ -130,9 +140,9 @@ func runCommand(ctx context.Context, c *Call) (any, error) {
 		lines = capOut.Lines()
 	}
 	visible := filterRunCommandLines(lines, channel, statusOption)
-	tailed := tailOutput(visible, c.Args.Int("max_lines"))
+	tailed := tailOutput(visible, a.MaxLines)
 	if printed != nil {
-		printed, _, _ = tailLines(printed, c.Args.Int("max_lines"))
+		printed, _, _ = tailLines(printed, a.MaxLines)
 	}
 	return RunCommandResult{
 		printed:          printed,

@@ -13,25 +13,35 @@ import (
 
 // searchPanes finds panes whose captured text matches a pattern.
 func checkSearchPattern(c *Call) error {
-	_, err := searchPattern(c)
+	_, err := searchPattern(c.Args.StrOr("pattern", ""), c.Args.Bool("regex"), c.Args.Bool("match_case"))
 	return err
 }
 
-func searchPattern(c *Call) (*regexp.Regexp, error) {
-	re, err := compileUserPattern(c.Args.StrOr("pattern", ""), c.Args.Bool("regex"), c.Args.Bool("match_case"))
+func searchPattern(pattern string, regex, matchCase bool) (*regexp.Regexp, error) {
+	re, err := compileUserPattern(pattern, regex, matchCase)
 	if err != nil {
 		return nil, Expectedf("Invalid regex pattern: %v", err)
 	}
 	return re, nil
 }
 
-func searchPanes(ctx context.Context, c *Call) (any, error) {
-	pattern := c.Args.StrOr("pattern", "")
-	regex, matchCase := c.Args.Bool("regex"), c.Args.Bool("match_case")
-	re, _ := searchPattern(c) // checked by checkSearchPattern
+type searchPanesArgs struct {
+	Pattern                string // checked by checkSearchPattern
+	Regex, MatchCase       bool
+	SessionName, SessionID *string
+	ContentStart           *int
+	ContentEnd             *int
+	MaxMatchedLinesPerPane *int
+	Offset, Limit          *int
+}
+
+func searchPanes(ctx context.Context, c *Call, a searchPanesArgs) (any, error) {
+	pattern := a.Pattern
+	regex, matchCase := a.Regex, a.MatchCase
+	re, _ := searchPattern(pattern, regex, matchCase) // checked by checkSearchPattern
 	srv := c.srv
-	contentStart, contentEnd := c.Args.Int("content_start"), c.Args.Int("content_end")
-	scoped := c.Args.Str("session_name") != nil || c.Args.Str("session_id") != nil
+	contentStart, contentEnd := a.ContentStart, a.ContentEnd
+	scoped := a.SessionName != nil || a.SessionID != nil
 
 	// One request lists the panes and captures the candidates: the panes
 	// whose visible text tmux finds the pattern in (when it can test the
@@ -42,7 +52,7 @@ func searchPanes(ctx context.Context, c *Call) (any, error) {
 	}
 	var ref *tmux.SessionRef
 	if scoped {
-		ref = &tmux.SessionRef{Name: c.Args.Str("session_name"), ID: c.Args.Str("session_id")}
+		ref = &tmux.SessionRef{Name: a.SessionName, ID: a.SessionID}
 	}
 	found, err := tmux.PaneCaptures(ctx, srv, ref, filter, contentStart, contentEnd)
 	if err != nil {
@@ -50,7 +60,7 @@ func searchPanes(ctx context.Context, c *Call) (any, error) {
 	}
 	all, candidates, captured := found.Rows, found.IDs, found.Texts
 	perPane := 50
-	if n := c.Args.Int("max_matched_lines_per_pane"); n != nil {
+	if n := a.MaxMatchedLinesPerPane; n != nil {
 		perPane = *n
 	}
 	matches := []PaneContentMatch{}
@@ -96,10 +106,10 @@ func searchPanes(ctx context.Context, c *Call) (any, error) {
 	sort.SliceStable(matches, func(i, j int) bool { return PaneIDLess(matches[i].PaneID, matches[j].PaneID) })
 	total := len(matches)
 	offset := 0
-	if n := c.Args.Int("offset"); n != nil {
+	if n := a.Offset; n != nil {
 		offset = *n
 	}
-	limit := c.Args.Int("limit")
+	limit := a.Limit
 	pageStart := min(max(0, offset), total)
 	pageEnd := total
 	if limit != nil {

@@ -66,9 +66,9 @@ type Def struct {
 // fleet-only tools. TestToolTable checks it against the surface.
 var Defs = []Def{
 	// Batches run other tools through the whole pipeline.
-	{Name: "call_readonly_tools_batch", Set: "batch", Handle: untyped(batchHandler(vocab.TierReadonly))},
-	{Name: "call_mutating_tools_batch", Set: "batch", Handle: untyped(batchHandler(vocab.TierMutating))},
-	{Name: "call_destructive_tools_batch", Set: "batch", Handle: untyped(batchHandler(vocab.TierDestructive))},
+	{Name: "call_readonly_tools_batch", Set: "batch", Handle: batchHandler(vocab.TierReadonly)},
+	{Name: "call_mutating_tools_batch", Set: "batch", Handle: batchHandler(vocab.TierMutating)},
+	{Name: "call_destructive_tools_batch", Set: "batch", Handle: batchHandler(vocab.TierDestructive)},
 
 	// Server.
 	{Name: "list_sessions", Set: "sessions", Target: targetServer, Handle: untyped(listSessions), Merge: mergeLists},
@@ -98,7 +98,7 @@ var Defs = []Def{
 	// Panes: keys and output.
 	{Name: "send_keys", Set: "io", Target: targetServer, Handle: untyped(toolSendKeys)},
 	{Name: "send_keys_batch", Set: "io", Target: targetServer, Handle: untyped(sendKeysBatch)},
-	{Name: "run_command", Set: "io", Target: targetServer, Check: checkRunCommand, Handle: untyped(runCommand),
+	{Name: "run_command", Set: "io", Target: targetServer, Check: checkRunCommand, Handle: typed(runCommand),
 		Defaults: func(st Settings) map[string]any { return map[string]any{"suppress_history": st.SuppressHistory} }},
 	{Name: "capture_pane", Set: "io", Target: targetServer, Handle: untyped(toolCapturePane)},
 	{Name: "capture_since", Set: "io", Target: targetServer, Check: checkCaptureSince, Handle: untyped(captureSince)},
@@ -111,8 +111,8 @@ var Defs = []Def{
 	{Name: "get_pane_info", Set: "panes", Target: targetServer, Handle: untyped(toolGetPaneInfo)},
 	{Name: "find_pane_by_position", Set: "panes", Target: targetWindow, Handle: untyped(toolFindPaneByPosition)},
 	{Name: "clear_pane", Set: "io", Target: targetServer, Handle: untyped(toolClearPane)},
-	{Name: "search_panes", Set: "io", Target: targetServer, Check: checkSearchPattern, Handle: untyped(searchPanes), Merge: mergeSearch},
-	{Name: "wait_for_text", Set: "wait", Target: targetServer, Handle: untyped(waitForText)},
+	{Name: "search_panes", Set: "io", Target: targetServer, Check: checkSearchPattern, Handle: typed(searchPanes), Merge: mergeSearch},
+	{Name: "wait_for_text", Set: "wait", Target: targetServer, Handle: typed(waitForText)},
 	{Name: "snapshot_pane", Set: "io", Target: targetServer, Handle: untyped(toolSnapshotPane)},
 	{Name: "select_pane", Set: "panes", Target: targetServer, Check: checkSelectPane, Handle: untyped(toolSelectPane)},
 	{Name: "swap_pane", Set: "panes", Target: targetServer, Handle: untyped(toolSwapPane)},
@@ -139,12 +139,12 @@ var Defs = []Def{
 	{Name: "show_hook", Set: "hooks", Target: targetServer, Check: checkHookName, Handle: untyped(showHook)},
 
 	// Fleet mode only (surface_fleet.json).
-	{Name: "list_hosts", Set: "fleet", Handle: untyped(listHosts)},
+	{Name: "list_hosts", Set: "fleet", Handle: typed(listHosts)},
 
 	// Extensions: fleet mode or --extensions (surface_jobs.json).
-	{Name: "get_job", Set: "jobs", Check: checkJobID, Handle: untyped(getJob)},
-	{Name: "list_jobs", Set: "jobs", Check: checkListJobs, Handle: untyped(listJobs)},
-	{Name: "cancel_job", Set: "jobs", Check: checkJobID, Handle: untyped(cancelJob)},
+	{Name: "get_job", Set: "jobs", Check: checkJobID, Handle: typed(getJob)},
+	{Name: "list_jobs", Set: "jobs", Check: checkListJobs, Handle: typed(listJobs)},
+	{Name: "cancel_job", Set: "jobs", Check: checkJobID, Handle: typed(cancelJob)},
 }
 
 // Run checks the arguments, resolves the tool's target and runs it.

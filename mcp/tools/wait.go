@@ -525,14 +525,24 @@ func firstPatternHit(res []*regexp.Regexp, lines []string) (int, []string, bool)
 	return 0, nil, false
 }
 
+// waitForTextArgs are wait_for_text's arguments. Patterns is nil when
+// the argument is absent or null and non-nil (maybe empty) when a list
+// was given, as Args.Strings returns it.
+type waitForTextArgs struct {
+	PaneID, SessionName, SessionID, WindowID *string
+	Interval, Timeout                        *float64
+	Patterns, Stop                           []string
+	Regex, MatchCase, StopOnInput            bool
+}
+
 // waitForText polls a pane for rows written after the call started.
-func waitForText(ctx context.Context, c *Call) (any, error) {
+func waitForText(ctx context.Context, c *Call, a waitForTextArgs) (any, error) {
 	ceiling := waitCeiling(c)
 	interval, timeout := 0.05, 8.0
-	if f := c.Args.Float("interval"); f != nil {
+	if f := a.Interval; f != nil {
 		interval = *f
 	}
-	if f := c.Args.Float("timeout"); f != nil {
+	if f := a.Timeout; f != nil {
 		timeout = *f
 	}
 	if interval < 0.01 {
@@ -541,18 +551,18 @@ func waitForText(ctx context.Context, c *Call) (any, error) {
 	if timeout <= 0 {
 		return nil, Expectedf("timeout must be positive (received %s)", pyfmt.Float(timeout))
 	}
-	_, patternsGiven := c.Args["patterns"].([]any)
-	patterns := c.Args.Strings("patterns")
+	patterns := a.Patterns
+	patternsGiven := patterns != nil
 	if patternsGiven && len(patterns) == 0 {
 		return nil, Expectedf("patterns must be a non-empty list, or null to wait for any new output")
 	}
 	effective := min(timeout, ceiling)
-	regex, matchCase := c.Args.Bool("regex"), c.Args.Bool("match_case")
+	regex, matchCase := a.Regex, a.MatchCase
 	success, err := compileWaitPatterns(ctx, c, patterns, "patterns", regex, matchCase)
 	if err != nil {
 		return nil, err
 	}
-	stop, err := compileWaitPatterns(ctx, c, c.Args.Strings("stop"), "stop", regex, matchCase)
+	stop, err := compileWaitPatterns(ctx, c, a.Stop, "stop", regex, matchCase)
 	if err != nil {
 		return nil, err
 	}
@@ -564,7 +574,7 @@ func waitForText(ctx context.Context, c *Call) (any, error) {
 	// Where a watcher serves the host, its first look replaces the first
 	// poll the entry request would make after a pause (which held one of
 	// the connection's channels for the pause).
-	target, entry, hlimit, entryRows, visible, first, err := b.enter(ctx, c.Args.Str("pane_id"), c.Args.Str("session_name"), c.Args.Str("session_id"), c.Args.Str("window_id"), durSeconds(interval), !watchedHost(c))
+	target, entry, hlimit, entryRows, visible, first, err := b.enter(ctx, a.PaneID, a.SessionName, a.SessionID, a.WindowID, durSeconds(interval), !watchedHost(c))
 	if err != nil {
 		return nil, err
 	}
@@ -585,7 +595,7 @@ func waitForText(ctx context.Context, c *Call) (any, error) {
 		lastRows     []string
 	)
 	var input *inputCheck
-	if c.env.Extended && c.Args.Bool("stop_on_input") {
+	if c.env.Extended && a.StopOnInput {
 		input = &inputCheck{c: c, b: b, target: target}
 	}
 	var polls waitSource
