@@ -55,24 +55,30 @@ func checkCaptureSince(c *Call) error {
 	if maxBytes != nil && *maxBytes <= 0 {
 		return Expectedf("max_bytes must be positive or None (received %d)", *maxBytes)
 	}
-	_, err := sinceCursorArg(c)
+	_, err := sinceCursorArg(c.Args.Str("cursor"))
 	return err
 }
 
-// sinceCursorArg decodes the cursor argument (nil when absent).
-func sinceCursorArg(c *Call) (*sinceCursor, error) {
-	if s := c.Args.Str("cursor"); s != nil {
+// sinceCursorArg decodes the cursor argument s (nil when absent).
+func sinceCursorArg(s *string) (*sinceCursor, error) {
+	if s != nil {
 		return decodeSinceCursor(*s)
 	}
 	return nil, nil
 }
 
-func captureSince(ctx context.Context, c *Call) (any, error) {
-	maxLines, maxBytes := c.Args.Int("max_lines"), c.Args.Int("max_bytes")
-	cur, _ := sinceCursorArg(c) // checked by checkCaptureSince
+type captureSinceArgs struct {
+	MaxLines, MaxBytes                       *int
+	Cursor                                   *string // checked by checkCaptureSince
+	PaneID, SessionName, SessionID, WindowID *string
+}
+
+func captureSince(ctx context.Context, c *Call, a captureSinceArgs) (any, error) {
+	maxLines, maxBytes := a.MaxLines, a.MaxBytes
+	cur, _ := sinceCursorArg(a.Cursor) // checked by checkCaptureSince
 	target := tmux.PaneTarget{
-		PaneID: c.Args.Str("pane_id"), SessionName: c.Args.Str("session_name"),
-		SessionID: c.Args.Str("session_id"), WindowID: c.Args.Str("window_id"),
+		PaneID: a.PaneID, SessionName: a.SessionName,
+		SessionID: a.SessionID, WindowID: a.WindowID,
 	}
 	if cur != nil && target.PaneID == nil && target.SessionName == nil && target.SessionID == nil && target.WindowID == nil {
 		id := cur.PaneID

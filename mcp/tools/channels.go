@@ -73,14 +73,19 @@ func boundedCmd(ctx context.Context, srv *tmux.Server, timeout time.Duration, ti
 	return out, nil
 }
 
-func waitForChannel(ctx context.Context, c *Call) (any, error) {
+type waitForChannelArgs struct {
+	Channel string
+	Timeout *float64
+}
+
+func waitForChannel(ctx context.Context, c *Call, a waitForChannelArgs) (any, error) {
 	srv := c.srv
-	name := c.Args.StrOr("channel", "")
+	name := a.Channel
 	if err := checkChannel(name); err != nil {
 		return nil, err
 	}
 	timeout := 30.0
-	if f := c.Args.Float("timeout"); f != nil {
+	if f := a.Timeout; f != nil {
 		timeout = *f
 	}
 	eff := math.Min(timeout, waitCeiling(c))
@@ -129,8 +134,12 @@ func channelServerAlive(ctx context.Context, srv *tmux.Server) (bool, error) {
 	return err == nil && out.ExitCode == 0, nil
 }
 
-func signalChannel(ctx context.Context, c *Call) (any, error) {
-	name := c.Args.StrOr("channel", "")
+type signalChannelArgs struct {
+	Channel string
+}
+
+func signalChannel(ctx context.Context, c *Call, a signalChannelArgs) (any, error) {
+	name := a.Channel
 	if err := checkChannel(name); err != nil {
 		return nil, err
 	}

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"math"
 	"strings"
 	"time"
 	"unicode"
@@ -34,22 +33,6 @@ var snapshotFormatVars = []string{
 	"pane_right", "pane_bottom", "pane_at_left", "pane_at_right",
 	"pane_at_top", "pane_at_bottom", "pane_tty", "pane_pid", "pane_dead",
 	"alternate_on",
-}
-
-// paneIntArg reads an optional integer argument; defaults published as
-// JSON numbers arrive as float64. nil means null.
-func paneIntArg(c *Call, name string) *int {
-	switch v := c.Args[name].(type) {
-	case int:
-		return &v
-	case float64:
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return nil
-		}
-		n := int(v)
-		return &n
-	}
-	return nil
 }
 
 // paneTailLines keeps the last limit lines the way the reference's Python slice
@@ -89,16 +72,21 @@ func guardCallerPane(c *Call, ctx context.Context, srv *tmux.Server, paneID stri
 	return callerOnServer(c, ctx, srv)
 }
 
-func toolSendKeys(ctx context.Context, c *Call) (any, error) {
-	text := c.Args.StrOr("keys", "")
-	if c.Args.Bool("suppress_history") {
+type toolSendKeysArgs struct {
+	Keys                            string
+	SuppressHistory, Literal, Enter bool
+}
+
+func toolSendKeys(ctx context.Context, c *Call, a toolSendKeysArgs) (any, error) {
+	text := a.Keys
+	if a.SuppressHistory {
 		text = " " + text
 	}
 	srv := c.srv
 	if id, ok := directPaneID(c); ok {
 		// One tmux invocation: the keys, then Enter as a second command.
-		cmds := []tmux.Cmd{tmux.SendKeys(id, c.Args.Bool("literal"), text)}
-		if c.Args.Bool("enter") {
+		cmds := []tmux.Cmd{tmux.SendKeys(id, a.Literal, text)}
+		if a.Enter {
 			cmds = append(cmds, tmux.SendEnter(id))
 		}
 		out, err := srv.Exec(ctx, cmds...)
@@ -119,10 +107,10 @@ func toolSendKeys(ctx context.Context, c *Call) (any, error) {
 	}
 	id := p["pane_id"]
 	// tmux's verdict is not checked, as in the reference.
-	if _, err := srv.Exec(ctx, tmux.SendKeys(id, c.Args.Bool("literal"), text)); err != nil {
+	if _, err := srv.Exec(ctx, tmux.SendKeys(id, a.Literal, text)); err != nil {
 		return nil, err
 	}
-	if c.Args.Bool("enter") {
+	if a.Enter {
 		if _, err := srv.Exec(ctx, tmux.SendEnter(id)); err != nil {
 			return nil, err
 		}
@@ -141,14 +129,19 @@ func pasteBufferName() (string, error) {
 	return "libtmux_mcp_" + hex.EncodeToString(b[:]) + "_paste", nil
 }
 
-func toolPasteText(ctx context.Context, c *Call) (any, error) {
+type toolPasteTextArgs struct {
+	Text    string
+	Bracket bool
+}
+
+func toolPasteText(ctx context.Context, c *Call, a toolPasteTextArgs) (any, error) {
 	srv := c.srv
 	name, err := pasteBufferName()
 	if err != nil {
 		return nil, Unexpected("RuntimeError", err)
 	}
-	data := []byte(c.Args.StrOr("text", ""))
-	bracket := c.Args.Bool("bracket")
+	data := []byte(a.Text)
+	bracket := a.Bracket
 	// One request: the lookup, the load from stdin and the paste (which
 	// deletes the buffer), under the load's 5 s bound as the reference's
 	// load-buffer child has it.
@@ -186,7 +179,11 @@ func toolPasteText(ctx context.Context, c *Call) (any, error) {
 	return "Text pasted to pane " + p["pane_id"], nil
 }
 
-func toolCapturePane(ctx context.Context, c *Call) (any, error) {
+type toolCapturePaneArgs struct {
+	Start, End, MaxLines *int
+}
+
+func toolCapturePane(ctx context.Context, c *Call, a toolCapturePaneArgs) (any, error) {
 	srv := c.srv
 	target, ok := directPaneID(c)
 	if !ok {
@@ -196,7 +193,7 @@ func toolCapturePane(ctx context.Context, c *Call) (any, error) {
 		}
 		target = p["pane_id"]
 	}
-	out, err := srv.Exec(ctx, tmux.CapturePane(target, paneIntArg(c, "start"), paneIntArg(c, "end")))
+	out, err := srv.Exec(ctx, tmux.CapturePane(target, a.Start, a.End))
 	if err != nil {
 		return nil, err
 	}
@@ -206,7 +203,7 @@ func toolCapturePane(ctx context.Context, c *Call) (any, error) {
 	if err := srv.OutputUnreachable(out); err != nil {
 		return nil, err
 	}
-	kept, truncated, dropped := paneTailLines(out.Lines(), paneIntArg(c, "max_lines"))
+	kept, truncated, dropped := paneTailLines(out.Lines(), a.MaxLines)
 	body := strings.Join(kept, "\n")
 	if truncated {
 		return fmt.Sprintf("[... truncated %d lines ...]\n", dropped) + body, nil
@@ -214,9 +211,13 @@ func toolCapturePane(ctx context.Context, c *Call) (any, error) {
 	return body, nil
 }
 
+type toolSnapshotPaneArgs struct {
+	MaxLines *int
+}
+
 // toolSnapshotPane reads the pane's state and text in one request with
 // its lookup when pane_id is a plain id.
-func toolSnapshotPane(ctx context.Context, c *Call) (any, error) {
+func toolSnapshotPane(ctx context.Context, c *Call, a toolSnapshotPaneArgs) (any, error) {
 	srv := c.srv
 	vars := make([]string, len(snapshotFormatVars))
 	for i, v := range snapshotFormatVars {
@@ -244,7 +245,7 @@ func toolSnapshotPane(ctx context.Context, c *Call) (any, error) {
 			f[v] = ""
 		}
 	}
-	kept, truncated, dropped := paneTailLines(replies[1].Lines, paneIntArg(c, "max_lines"))
+	kept, truncated, dropped := paneTailLines(replies[1].Lines, a.MaxLines)
 	num := func(k string) int {
 		if n := intAttr(f, k); n != nil {
 			return *n
@@ -296,12 +297,16 @@ func checkDisplayFormat(c *Call) error {
 	return nil
 }
 
+type toolDisplayMessageArgs struct {
+	FormatString string // checked by checkDisplayFormat
+}
+
 // toolDisplayMessage finds the pane and expands the format in one
 // request when pane_id is a plain id (tmux's verdict on the format is
 // not checked, as in the reference).
-func toolDisplayMessage(ctx context.Context, c *Call) (any, error) {
+func toolDisplayMessage(ctx context.Context, c *Call, a toolDisplayMessageArgs) (any, error) {
 	_, replies, err := tmux.PaneRead(ctx, c.srv, paneTarget(c), func(id string) []tmux.Cmd {
-		return []tmux.Cmd{tmux.DisplayMessage(id, c.Args.StrOr("format_string", ""))}
+		return []tmux.Cmd{tmux.DisplayMessage(id, a.FormatString)}
 	})
 	if err != nil {
 		return nil, err
@@ -312,7 +317,7 @@ func toolDisplayMessage(ctx context.Context, c *Call) (any, error) {
 // toolGetPaneInfo resolves the pane itself: with the extensions on, the
 // input probe goes in the same request as the pane's lookup
 // (tmux.PaneRead: one request for a plain pane id).
-func toolGetPaneInfo(ctx context.Context, c *Call) (any, error) {
+func toolGetPaneInfo(ctx context.Context, c *Call, _ noArgs) (any, error) {
 	if !c.env.Extended {
 		p, err := c.resolvePane(ctx, c.srv)
 		if err != nil {
@@ -331,9 +336,13 @@ func toolGetPaneInfo(ctx context.Context, c *Call) (any, error) {
 	return PaneInfoInput{c.PaneInfo(p, c.NewCallerCheck(ctx, c.srv)), c.inputFields(ctx, req, replies)}, nil
 }
 
-func toolKillPane(ctx context.Context, c *Call) (any, error) {
+type toolKillPaneArgs struct {
+	PaneID string
+}
+
+func toolKillPane(ctx context.Context, c *Call, a toolKillPaneArgs) (any, error) {
 	srv := c.srv
-	want := c.Args.StrOr("pane_id", "")
+	want := a.PaneID
 	// The guard compares the requested id before any lookup.
 	if guardCallerPane(c, ctx, srv, want) {
 		return nil, Refusedf("Refusing to kill the pane running this MCP server. Use a manual tmux command if intended.")
@@ -351,9 +360,18 @@ func checkSpawnEnv(c *Call) error {
 	return err
 }
 
-func toolRespawnPane(ctx context.Context, c *Call) (any, error) {
+// toolRespawnPaneArgs leaves environment and suppress_persistent_history
+// to spawnEnv (spawn.go), which reads them from c.
+type toolRespawnPaneArgs struct {
+	PaneID         string
+	StartDirectory *string
+	Kill           bool
+	Shell          string
+}
+
+func toolRespawnPane(ctx context.Context, c *Call, a toolRespawnPaneArgs) (any, error) {
 	env, _ := spawnEnv(c) // checked by checkSpawnEnv
-	srv, want := c.srv, c.Args.StrOr("pane_id", "")
+	srv, want := c.srv, a.PaneID
 	// The pane is found by its exact id, so the guard can compare the
 	// requested id; the lookup still decides first.
 	if guardCallerPane(c, ctx, srv, want) {
@@ -363,23 +381,27 @@ func toolRespawnPane(ctx context.Context, c *Call) (any, error) {
 		return nil, Refusedf("Refusing to respawn the pane running this MCP server. Use a manual tmux command if intended.")
 	}
 	var dir *string
-	if d := c.Args.Str("start_directory"); d != nil {
+	if d := a.StartDirectory; d != nil {
 		expanded := expandHome(c, *d)
 		if expanded == "" {
 			expanded = "." // what pathlib makes of an empty path
 		}
 		dir = &expanded
 	}
-	kill, shell := c.Args.Bool("kill"), c.Args.StrOr("shell", "")
+	kill, shell := a.Kill, a.Shell
 	return changePane(c, ctx, func(id string) []tmux.Cmd { return []tmux.Cmd{tmux.RespawnPane(id, kill, dir, env, shell)} })
 }
 
-func toolSetPaneTitle(ctx context.Context, c *Call) (any, error) {
-	title := c.Args.StrOr("title", "")
+type toolSetPaneTitleArgs struct {
+	Title string
+}
+
+func toolSetPaneTitle(ctx context.Context, c *Call, a toolSetPaneTitleArgs) (any, error) {
+	title := a.Title
 	return changePane(c, ctx, func(id string) []tmux.Cmd { return []tmux.Cmd{tmux.SetPaneTitle(id, title)} })
 }
 
-func toolClearPane(ctx context.Context, c *Call) (any, error) {
+func toolClearPane(ctx context.Context, c *Call, _ noArgs) (any, error) {
 	// One request, two commands: nothing can be drawn between the
 	// terminal reset and the scrollback purge. stderr is not checked.
 	id, err := actOnPane(c, ctx, true, func(id string) []tmux.Cmd {
@@ -391,8 +413,13 @@ func toolClearPane(ctx context.Context, c *Call) (any, error) {
 	return "Pane cleared: " + id, nil
 }
 
-func toolPipePane(ctx context.Context, c *Call) (any, error) {
-	path := c.Args.Str("output_path")
+type toolPipePaneArgs struct {
+	OutputPath *string
+	Append     bool
+}
+
+func toolPipePane(ctx context.Context, c *Call, a toolPipePaneArgs) (any, error) {
+	path := a.OutputPath
 	if path == nil {
 		id, err := actOnPane(c, ctx, false, func(id string) []tmux.Cmd { return []tmux.Cmd{tmux.PipePane(id, "")} })
 		if err != nil {
@@ -407,7 +434,7 @@ func toolPipePane(ctx context.Context, c *Call) (any, error) {
 		}
 		return nil, Expectedf("output_path must be a non-empty path, or None to stop piping.")
 	}
-	command := tmux.PipeCommand(*path, c.Args.Bool("append"))
+	command := tmux.PipeCommand(*path, a.Append)
 	id, err := actOnPane(c, ctx, false, func(id string) []tmux.Cmd { return []tmux.Cmd{tmux.PipePane(id, command)} })
 	if err != nil {
 		return nil, err

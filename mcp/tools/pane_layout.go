@@ -21,9 +21,14 @@ func checkResizePane(c *Call) error {
 	return nil
 }
 
-func toolResizePane(ctx context.Context, c *Call) (any, error) {
-	if c.Args["zoom"] != nil {
-		zoom := c.Args.Bool("zoom")
+type toolResizePaneArgs struct {
+	Zoom          any // nil when absent or null, else a bool
+	Height, Width *int
+}
+
+func toolResizePane(ctx context.Context, c *Call, a toolResizePaneArgs) (any, error) {
+	if a.Zoom != nil {
+		zoom, _ := a.Zoom.(bool)
 		return changePane(c, ctx, func(id string) []tmux.Cmd { return []tmux.Cmd{tmux.SetZoom(id, zoom)} })
 	}
 	nonZero := func(n *int) *int {
@@ -32,7 +37,7 @@ func toolResizePane(ctx context.Context, c *Call) (any, error) {
 		}
 		return n
 	}
-	height, width := nonZero(paneIntArg(c, "height")), nonZero(paneIntArg(c, "width"))
+	height, width := nonZero(a.Height), nonZero(a.Width)
 	return changePane(c, ctx, func(id string) []tmux.Cmd { return []tmux.Cmd{tmux.ResizePane(id, height, width)} })
 }
 
@@ -43,8 +48,12 @@ func checkSelectPane(c *Call) error {
 	return nil
 }
 
-func toolSelectPane(ctx context.Context, c *Call) (any, error) {
-	paneID, dir := c.Args.Str("pane_id"), c.Args.Str("direction")
+type toolSelectPaneArgs struct {
+	PaneID, Direction *string // one of them is set (checkSelectPane)
+}
+
+func toolSelectPane(ctx context.Context, c *Call, a toolSelectPaneArgs) (any, error) {
+	paneID, dir := a.PaneID, a.Direction
 	srv := c.srv
 	if paneID != nil {
 		return changePane(c, ctx, func(id string) []tmux.Cmd { return []tmux.Cmd{tmux.SelectPane(id)} })
@@ -103,13 +112,17 @@ func toolSelectPane(ctx context.Context, c *Call) (any, error) {
 	return nil, &tmux.PaneNotFoundError{}
 }
 
-func toolSwapPane(ctx context.Context, c *Call) (any, error) {
+type toolSwapPaneArgs struct {
+	SourcePaneID, TargetPaneID string
+}
+
+func toolSwapPane(ctx context.Context, c *Call, a toolSwapPaneArgs) (any, error) {
 	srv := c.srv
-	src, err := tmux.PaneByID(ctx, srv, c.Args.StrOr("source_pane_id", ""))
+	src, err := tmux.PaneByID(ctx, srv, a.SourcePaneID)
 	if err != nil {
 		return nil, err
 	}
-	dst, err := tmux.PaneByID(ctx, srv, c.Args.StrOr("target_pane_id", ""))
+	dst, err := tmux.PaneByID(ctx, srv, a.TargetPaneID)
 	if err != nil {
 		return nil, err
 	}
@@ -119,8 +132,12 @@ func toolSwapPane(ctx context.Context, c *Call) (any, error) {
 	return paneInfoByID(c, ctx, srv, src["pane_id"])
 }
 
-func toolFindPaneByPosition(ctx context.Context, c *Call) (any, error) {
-	corner := c.Args.StrOr("corner", "")
+type toolFindPaneByPositionArgs struct {
+	Corner string
+}
+
+func toolFindPaneByPosition(ctx context.Context, c *Call, a toolFindPaneByPositionArgs) (any, error) {
+	corner := a.Corner
 	srv, w := c.srv, c.window
 	panes, err := srv.Panes(ctx, tmux.PanesWindow, w["window_id"])
 	if err != nil {
@@ -159,10 +176,14 @@ func panePyInt(v string) (int, error) {
 	return strconv.Atoi(strings.TrimSpace(v))
 }
 
-func toolEnterCopyMode(ctx context.Context, c *Call) (any, error) {
+type toolEnterCopyModeArgs struct {
+	ScrollUp *int
+}
+
+func toolEnterCopyMode(ctx context.Context, c *Call, a toolEnterCopyModeArgs) (any, error) {
 	return changePane(c, ctx, func(id string) []tmux.Cmd {
 		cmds := []tmux.Cmd{tmux.CopyMode(id)}
-		if n := paneIntArg(c, "scroll_up"); n != nil && *n > 0 {
+		if n := a.ScrollUp; n != nil && *n > 0 {
 			// Its verdict is ignored, as the reference ignores it: run only
 			// where it can succeed.
 			cmds = append(cmds, tmux.IfCopyMode(id, tmux.CopyModeCommand(id, "scroll-up", *n)))
@@ -171,7 +192,7 @@ func toolEnterCopyMode(ctx context.Context, c *Call) (any, error) {
 	})
 }
 
-func toolExitCopyMode(ctx context.Context, c *Call) (any, error) {
+func toolExitCopyMode(ctx context.Context, c *Call, _ noArgs) (any, error) {
 	// Leaving copy mode when not in it is not an error: the command runs
 	// only in a mode that takes it.
 	return changePane(c, ctx, func(id string) []tmux.Cmd {

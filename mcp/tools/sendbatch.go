@@ -52,17 +52,26 @@ func (op keysOp) sendCmd(paneID string) tmux.Cmd {
 // sendKeysBatch sends ordered raw-input operations, each to its own pane.
 // With timeout set, every send is a child bounded by
 // the time left in the batch.
-func sendKeysBatch(ctx context.Context, c *Call) (any, error) {
-	raw, _ := c.Args["operations"].([]any)
+type sendKeysBatchArgs struct {
+	Operations any     // a list of operation objects once validated
+	OnError    *string // nil reads as "stop"
+	Timeout    *float64
+}
+
+func sendKeysBatch(ctx context.Context, c *Call, a sendKeysBatchArgs) (any, error) {
+	raw, _ := a.Operations.([]any)
 	if len(raw) == 0 {
 		return nil, Expectedf("operations must not be empty")
 	}
-	onError := c.Args.StrOr("on_error", "stop")
+	onError := "stop"
+	if a.OnError != nil {
+		onError = *a.OnError
+	}
 	if onError != "stop" && onError != "continue" {
 		return nil, Expectedf("on_error must be 'stop' or 'continue'")
 	}
 	srv := c.srv
-	timeout := c.Args.Float("timeout")
+	timeout := a.Timeout
 	batchStart := time.Now()
 	var deadline time.Time
 	if timeout != nil {
