@@ -25,19 +25,26 @@ type scopedTarget struct {
 	scope string
 }
 
+// scopeArgs are the scope, target and global_ arguments of the option
+// and hook tools, embedded in their argument structs.
+type scopeArgs struct {
+	Scope, Target *string
+	Global        bool `arg:"global_"`
+}
+
 // resolveScopedTarget applies the shared scope/target rules: an unknown
 // scope or a target without scope is refused; a target is resolved per
 // scope (session by name, window by id, pane by id).
-func resolveScopedTarget(c *Call, ctx context.Context, srv *tmux.Server) (scopedTarget, error) {
+func resolveScopedTarget(ctx context.Context, srv *tmux.Server, a scopeArgs) (scopedTarget, error) {
 	var st scopedTarget
-	scope := c.Args.Str("scope")
+	scope := a.Scope
 	if scope != nil {
 		if !tmux.ValidScope(*scope) {
 			return st, Expectedf("Invalid scope: %s. Valid: pane, server, session, window", pyfmt.Repr(*scope))
 		}
 		st.scope = *scope
 	}
-	target := c.Args.Str("target")
+	target := a.Target
 	if target == nil {
 		return st, nil
 	}
@@ -61,8 +68,8 @@ func resolveScopedTarget(c *Call, ctx context.Context, srv *tmux.Server) (scoped
 }
 
 // optionTarget is where the option and hook commands of the call look.
-func optionTarget(c *Call, st scopedTarget) tmux.OptionTarget {
-	return tmux.OptionTarget{ID: st.id, Global: c.Args.Bool("global_"), Scope: tmux.Scope(st.scope)}
+func optionTarget(a scopeArgs, st scopedTarget) tmux.OptionTarget {
+	return tmux.OptionTarget{ID: st.id, Global: a.Global, Scope: tmux.Scope(st.scope)}
 }
 
 // checkOptionName refuses option names tmux would expand as formats.
@@ -105,12 +112,12 @@ func nonEmptyLines(lines []string) []string {
 // optionCmd resolves the call's scope and target, runs the option or
 // hook command build makes for them and returns what tmux printed, or
 // tmux's complaint as the error libtmux raises (optionError).
-func optionCmd(c *Call, ctx context.Context, build func(tmux.OptionTarget) tmux.Cmd) (*tmux.Output, error) {
-	st, err := resolveScopedTarget(c, ctx, c.srv)
+func optionCmd(ctx context.Context, c *Call, a scopeArgs, build func(tmux.OptionTarget) tmux.Cmd) (*tmux.Output, error) {
+	st, err := resolveScopedTarget(ctx, c.srv, a)
 	if err != nil {
 		return nil, err
 	}
-	cmd := build(optionTarget(c, st))
+	cmd := build(optionTarget(a, st))
 	out, err := c.srv.Exec(ctx, cmd)
 	if err != nil {
 		return nil, err
@@ -118,18 +125,29 @@ func optionCmd(c *Call, ctx context.Context, build func(tmux.OptionTarget) tmux.
 	return out, optionError(c.srv, out, cmd)
 }
 
-func showOption(ctx context.Context, c *Call) (any, error) {
-	option := c.Args.StrOr("option", "")
-	out, err := optionCmd(c, ctx, func(t tmux.OptionTarget) tmux.Cmd { return tmux.ShowOptions(t, option) })
+type showOptionArgs struct {
+	scopeArgs
+	Option string // checked by checkOptionName
+}
+
+func showOption(ctx context.Context, c *Call, a showOptionArgs) (any, error) {
+	option := a.Option
+	out, err := optionCmd(ctx, c, a.scopeArgs, func(t tmux.OptionTarget) tmux.Cmd { return tmux.ShowOptions(t, option) })
 	if err != nil {
 		return nil, err
 	}
 	return OptionResult{Option: option, Value: optionValue(option, out.Lines())}, nil
 }
 
-func setOption(ctx context.Context, c *Call) (any, error) {
-	option, value := c.Args.StrOr("option", ""), c.Args.StrOr("value", "")
-	if _, err := optionCmd(c, ctx, func(t tmux.OptionTarget) tmux.Cmd { return tmux.SetOption(t, option, value) }); err != nil {
+type setOptionArgs struct {
+	scopeArgs
+	Option string // checked by checkOptionName
+	Value  string
+}
+
+func setOption(ctx context.Context, c *Call, a setOptionArgs) (any, error) {
+	option, value := a.Option, a.Value
+	if _, err := optionCmd(ctx, c, a.scopeArgs, func(t tmux.OptionTarget) tmux.Cmd { return tmux.SetOption(t, option, value) }); err != nil {
 		return nil, err
 	}
 	return OptionSetResult{Option: option, Value: value, Status: "set"}, nil
@@ -484,7 +502,7 @@ func pyShlexSplit(s string) ([]string, error) {
 
 // ---- environment ----
 
-func showEnvironment(ctx context.Context, c *Call) (any, error) {
+func showEnvironment(ctx context.Context, c *Call, _ noArgs) (any, error) {
 	srv := c.srv
 	session, err := sessionArg(c, ctx)
 	if err != nil {
@@ -506,9 +524,13 @@ func showEnvironment(ctx context.Context, c *Call) (any, error) {
 	return EnvironmentResult{Variables: vars}, nil
 }
 
-func setEnvironment(ctx context.Context, c *Call) (any, error) {
+type setEnvironmentArgs struct {
+	Name, Value string
+}
+
+func setEnvironment(ctx context.Context, c *Call, a setEnvironmentArgs) (any, error) {
 	srv := c.srv
-	name, value := c.Args.StrOr("name", ""), c.Args.StrOr("value", "")
+	name, value := a.Name, a.Value
 	session, err := sessionArg(c, ctx)
 	if err != nil {
 		return nil, err
@@ -565,20 +587,24 @@ func splitHookKey(key string) (string, *int) {
 	return key, nil
 }
 
-func showHooks(ctx context.Context, c *Call) (any, error) {
+type showHooksArgs struct {
+	scopeArgs
+}
+
+func showHooks(ctx context.Context, c *Call, a showHooksArgs) (any, error) {
 	srv := c.srv
-	st, err := resolveScopedTarget(c, ctx, srv)
+	st, err := resolveScopedTarget(ctx, srv, a.scopeArgs)
 	if err != nil {
 		return nil, err
 	}
 	hooks := map[string]string{}
 	var order []string
-	out, err := srv.Exec(ctx, tmux.ShowHooks(optionTarget(c, st)))
+	out, err := srv.Exec(ctx, tmux.ShowHooks(optionTarget(a.scopeArgs, st)))
 	if err != nil {
 		return nil, err
 	}
 	hookLines(out.Lines(), hooks, &order)
-	if st.scope == "server" && c.Args.Str("target") == nil {
+	if st.scope == "server" && a.Target == nil {
 		// tmux keeps -g pane/window hooks in the global window tree.
 		more := map[string]string{}
 		var moreOrder []string
@@ -611,9 +637,14 @@ func hookAttr(name string) string {
 	return strings.ReplaceAll(strings.TrimLeft(name, "%"), "-", "_")
 }
 
-func showHook(ctx context.Context, c *Call) (any, error) {
-	hook := c.Args.StrOr("hook_name", "")
-	out, err := optionCmd(c, ctx, func(t tmux.OptionTarget) tmux.Cmd { return tmux.ShowHook(t, hook) })
+type showHookArgs struct {
+	scopeArgs
+	HookName string // checked by checkHookName
+}
+
+func showHook(ctx context.Context, c *Call, a showHookArgs) (any, error) {
+	hook := a.HookName
+	out, err := optionCmd(ctx, c, a.scopeArgs, func(t tmux.OptionTarget) tmux.Cmd { return tmux.ShowHook(t, hook) })
 	if err != nil {
 		// tmux answers an unset hook this way; every other error (an
 		// unknown hook name, a wrong scope) is the caller's to fix.

@@ -10,13 +10,17 @@ import (
 	"github.com/fleetmux/fleetmux/tmux"
 )
 
-func listSessions(ctx context.Context, c *Call) (any, error) {
+type listSessionsArgs struct {
+	Filters any
+}
+
+func listSessions(ctx context.Context, c *Call, a listSessionsArgs) (any, error) {
 	srv := c.srv
-	rows, err := srv.SessionsWith(ctx, filterExtraFields("session", c.Args["filters"], tmux.SessionFields))
+	rows, err := srv.SessionsWith(ctx, filterExtraFields("session", a.Filters, tmux.SessionFields))
 	if err != nil {
 		return nil, err
 	}
-	if rows, err = filterRows("session", rows, c.Args["filters"]); err != nil {
+	if rows, err = filterRows("session", rows, a.Filters); err != nil {
 		return nil, err
 	}
 	return infos(rows, c.SessionInfo), nil
@@ -46,9 +50,12 @@ func serverInfo(c *Call, ctx context.Context, srv *tmux.Server, name, path *stri
 	return info, nil
 }
 
-func configuredSocket(c *Call) (*string, *string) {
+// configuredSocket is the socket name and path the call's server is
+// reported under: socketName (the socket_name argument) or else
+// LIBTMUX_SOCKET, and LIBTMUX_SOCKET_PATH locally.
+func configuredSocket(c *Call, socketName *string) (*string, *string) {
 	var name, path *string
-	if v := c.Args.Str("socket_name"); v != nil {
+	if v := socketName; v != nil {
 		name = v
 	} else if v := c.Getenv("LIBTMUX_SOCKET"); v != "" {
 		name = &v
@@ -61,9 +68,13 @@ func configuredSocket(c *Call) (*string, *string) {
 	return name, path
 }
 
-func getServerInfo(ctx context.Context, c *Call) (any, error) {
+type getServerInfoArgs struct {
+	SocketName *string
+}
+
+func getServerInfo(ctx context.Context, c *Call, a getServerInfoArgs) (any, error) {
 	srv := c.srv
-	name, path := configuredSocket(c)
+	name, path := configuredSocket(c, a.SocketName)
 	return serverInfo(c, ctx, srv, name, path)
 }
 
@@ -71,12 +82,16 @@ func getServerInfo(ctx context.Context, c *Call) (any, error) {
 // server answers in milliseconds.
 const listServerProbe = 2 * time.Second
 
-func listServers(ctx context.Context, c *Call) (any, error) {
+type listServersArgs struct {
+	ExtraSocketPaths []string
+}
+
+func listServers(ctx context.Context, c *Call, a listServersArgs) (any, error) {
 	r, err := c.env.Backend.Runner(ctx, c.Host)
 	if err != nil {
 		return nil, &HostError{Host: c.Host, Err: err}
 	}
-	extra := c.Args.Strings("extra_socket_paths")
+	extra := a.ExtraSocketPaths
 	tmpdir := ""
 	if c.IsLocal() {
 		tmpdir = c.Getenv("TMUX_TMPDIR")
@@ -105,7 +120,7 @@ func listServers(ctx context.Context, c *Call) (any, error) {
 			return nil, err
 		}
 		name := n
-		_, path := configuredSocket(c)
+		_, path := configuredSocket(c, nil) // the path alone
 		info, err := probe(srv, &name, path)
 		if err != nil || !info.IsAlive {
 			continue
@@ -145,10 +160,16 @@ func checkCreateSession(c *Call) error {
 	return nil
 }
 
-func createSession(ctx context.Context, c *Call) (any, error) {
-	env, _ := spawnEnv(c) // checked by checkCreateSession
+type createSessionArgs struct {
+	spawnArgs
+	SessionName, StartDirectory, WindowName *string
+	X, Y                                    *int
+}
+
+func createSession(ctx context.Context, c *Call, a createSessionArgs) (any, error) {
+	env, _ := a.env() // checked by checkCreateSession
 	srv := c.srv
-	ns := tmux.NewSession{Name: c.Args.Str("session_name"), Width: c.Args.Int("x"), Height: c.Args.Int("y"), Spawn: tmux.Spawn{Env: env}}
+	ns := tmux.NewSession{Name: a.SessionName, Width: a.X, Height: a.Y, Spawn: tmux.Spawn{Env: env}}
 	// A plain name needs no listing first: tmux refuses the same taken
 	// name itself (tmux.TakenName), in the one request that creates.
 	if name := ns.Name; name != nil && !tmux.PlainName(*name) {
@@ -162,10 +183,10 @@ func createSession(ctx context.Context, c *Call) (any, error) {
 			}
 		}
 	}
-	if d := c.Args.Str("start_directory"); d != nil && *d != "" {
+	if d := a.StartDirectory; d != nil && *d != "" {
 		ns.Spawn.Dir = expandHome(c, *d)
 	}
-	if w := c.Args.Str("window_name"); w != nil && *w != "" {
+	if w := a.WindowName; w != nil && *w != "" {
 		ns.WindowName = w
 	}
 	row, err := tmux.Created(ctx, srv, ns.Cmd(), tmux.SessionFields, "session")
@@ -178,7 +199,7 @@ func createSession(ctx context.Context, c *Call) (any, error) {
 	return c.SessionInfo(row), nil
 }
 
-func killServer(ctx context.Context, c *Call) (any, error) {
+func killServer(ctx context.Context, c *Call, _ noArgs) (any, error) {
 	srv := c.srv
 	if callerOnServer(c, ctx, srv) {
 		return nil, Refusedf("Refusing to kill the tmux server while this MCP server is running inside it. Use a manual tmux command if intended.")

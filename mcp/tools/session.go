@@ -7,40 +7,52 @@ import (
 	"github.com/fleetmux/fleetmux/tmux"
 )
 
-func listWindows(ctx context.Context, c *Call) (any, error) {
+type listWindowsArgs struct {
+	SessionName, SessionID *string
+	Filters                any
+}
+
+func listWindows(ctx context.Context, c *Call, a listWindowsArgs) (any, error) {
 	srv := c.srv
-	extra := filterExtraFields("window", c.Args["filters"], tmux.WindowFields)
+	extra := filterExtraFields("window", a.Filters, tmux.WindowFields)
 	var (
 		rows []tmux.Attrs
 		err  error
 	)
-	if c.Args.Str("session_name") != nil || c.Args.Str("session_id") != nil {
+	if a.SessionName != nil || a.SessionID != nil {
 		// One request: the session and every window, filtered by session.
-		_, rows, err = tmux.SessionWindows(ctx, srv, c.Args.Str("session_name"), c.Args.Str("session_id"), extra)
+		_, rows, err = tmux.SessionWindows(ctx, srv, a.SessionName, a.SessionID, extra)
 	} else {
 		rows, err = srv.WindowsWith(ctx, "", extra)
 	}
 	if err != nil {
 		return nil, err
 	}
-	if rows, err = filterRows("window", rows, c.Args["filters"]); err != nil {
+	if rows, err = filterRows("window", rows, a.Filters); err != nil {
 		return nil, err
 	}
 	return infos(rows, c.WindowInfo), nil
 }
 
-func getSessionInfo(ctx context.Context, c *Call) (any, error) {
+func getSessionInfo(ctx context.Context, c *Call, _ noArgs) (any, error) {
 	return c.SessionInfo(c.session), nil
 }
 
-func createWindow(ctx context.Context, c *Call) (any, error) {
-	env, _ := spawnEnv(c) // checked by checkSpawnEnv
+type createWindowArgs struct {
+	spawnArgs
+	WindowName, StartDirectory, Direction *string
+	SessionName, SessionID                *string
+	Attach                                bool
+}
+
+func createWindow(ctx context.Context, c *Call, a createWindowArgs) (any, error) {
+	env, _ := a.env() // checked by checkSpawnEnv
 	srv := c.srv
-	nw := tmux.NewWindow{Name: c.Args.Str("window_name"), Attach: c.Args.Bool("attach"), Spawn: tmux.Spawn{Env: env}}
-	if d := c.Args.Str("start_directory"); d != nil && *d != "" {
+	nw := tmux.NewWindow{Name: a.WindowName, Attach: a.Attach, Spawn: tmux.Spawn{Env: env}}
+	if d := a.StartDirectory; d != nil && *d != "" {
 		nw.Spawn.Dir = expandHome(c, *d)
 	}
-	if d := c.Args.Str("direction"); d != nil {
+	if d := a.Direction; d != nil {
 		switch *d {
 		case "before":
 			nw.Before = true
@@ -54,7 +66,7 @@ func createWindow(ctx context.Context, c *Call) (any, error) {
 			return nil, Expectedf("Invalid direction: %s. Valid: after, before", pyfmt.Repr(*d))
 		}
 	}
-	_, w, err := tmux.NewWindowIn(ctx, srv, tmux.SessionRef{Name: c.Args.Str("session_name"), ID: c.Args.Str("session_id")}, nw)
+	_, w, err := tmux.NewWindowIn(ctx, srv, tmux.SessionRef{Name: a.SessionName, ID: a.SessionID}, nw)
 	if err != nil {
 		return nil, replyError(err)
 	}
@@ -63,8 +75,12 @@ func createWindow(ctx context.Context, c *Call) (any, error) {
 
 func checkRenameSession(c *Call) error { return checkSessionName(c.Args.StrOr("new_name", "")) }
 
-func renameSession(ctx context.Context, c *Call) (any, error) {
-	name := c.Args.StrOr("new_name", "")
+type renameSessionArgs struct {
+	NewName string // checked by checkRenameSession
+}
+
+func renameSession(ctx context.Context, c *Call, a renameSessionArgs) (any, error) {
+	name := a.NewName
 	s, err := tmux.SessionChange(ctx, c.srv, sessionRef(c), func(target string) []tmux.Cmd {
 		return []tmux.Cmd{tmux.RenameSession(target, name)}
 	})
@@ -81,8 +97,12 @@ func checkSelectWindow(c *Call) error {
 	return nil
 }
 
-func selectWindow(ctx context.Context, c *Call) (any, error) {
-	wid, widx, dir := c.Args.Str("window_id"), c.Args.Str("window_index"), c.Args.Str("direction")
+type selectWindowArgs struct {
+	WindowID, WindowIndex, Direction *string
+}
+
+func selectWindow(ctx context.Context, c *Call, a selectWindowArgs) (any, error) {
+	wid, widx, dir := a.WindowID, a.WindowIndex, a.Direction
 	srv := c.srv
 	if wid != nil || widx != nil {
 		w, err := changeWindow(c, ctx, func(id string) []tmux.Cmd { return []tmux.Cmd{tmux.SelectWindow(id)} })
@@ -119,7 +139,7 @@ func checkKillSession(c *Call) error {
 	return nil
 }
 
-func killSession(ctx context.Context, c *Call) (any, error) {
+func killSession(ctx context.Context, c *Call, _ noArgs) (any, error) {
 	srv := c.srv
 	if id := caller(c); id == nil || id.PaneID == "" || !callerOnServer(c, ctx, srv) {
 		// No guard to check: the lookup and the kill are one request.

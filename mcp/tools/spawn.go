@@ -8,11 +8,24 @@ import (
 	"strings"
 )
 
-// spawnEnv prepares the NAME=VALUE environment of the four spawn tools: the
+// spawnArgs are the environment arguments of the four spawn tools,
+// embedded in their argument structs.
+type spawnArgs struct {
+	Environment               any
+	SuppressPersistentHistory bool
+}
+
+// spawnEnv is spawnArgs.env for the call's arguments, for the Check
+// functions and the handlers that still read c.Args.
+func spawnEnv(c *Call) ([]string, error) {
+	return spawnArgs{Environment: c.Args["environment"], SuppressPersistentHistory: c.Args.Bool("suppress_persistent_history")}.env()
+}
+
+// env prepares the NAME=VALUE environment of the four spawn tools: the
 // caller's environment (object or JSON text),
 // plus the history controls when suppress_persistent_history is set.
-func spawnEnv(c *Call) ([]string, error) {
-	env, err := coerceDictArg("environment", c.Args["environment"])
+func (a spawnArgs) env() ([]string, error) {
+	env, err := coerceDictArg("environment", a.Environment)
 	if err != nil {
 		return nil, err
 	}
@@ -24,7 +37,7 @@ func spawnEnv(c *Call) ([]string, error) {
 		}
 		vals[k] = s
 	}
-	if c.Args.Bool("suppress_persistent_history") {
+	if a.SuppressPersistentHistory {
 		for _, k := range []string{"HISTFILE", "fish_history"} {
 			if v, ok := vals[k]; ok && v != "" {
 				return nil, Expectedf("environment variable %s conflicts with suppress_persistent_history=True; omit it or set it to an empty string", k)

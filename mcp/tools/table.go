@@ -71,29 +71,29 @@ var Defs = []Def{
 	{Name: "call_destructive_tools_batch", Set: "batch", Handle: batchHandler(vocab.TierDestructive)},
 
 	// Server.
-	{Name: "list_sessions", Set: "sessions", Target: targetServer, Handle: untyped(listSessions), Merge: mergeLists},
-	{Name: "list_servers", Set: "sessions", Handle: untyped(listServers), Merge: mergeLists},
-	{Name: "create_session", Set: "sessions", Target: targetServer, Check: checkCreateSession, Handle: untyped(createSession)},
-	{Name: "kill_server", Set: "sessions", Target: targetServer, Handle: untyped(killServer)},
-	{Name: "get_server_info", Set: "sessions", Target: targetServer, Handle: untyped(getServerInfo), Merge: mergeServerInfo},
+	{Name: "list_sessions", Set: "sessions", Target: targetServer, Handle: typed(listSessions), Merge: mergeLists},
+	{Name: "list_servers", Set: "sessions", Handle: typed(listServers), Merge: mergeLists},
+	{Name: "create_session", Set: "sessions", Target: targetServer, Check: checkCreateSession, Handle: typed(createSession)},
+	{Name: "kill_server", Set: "sessions", Target: targetServer, Handle: typed(killServer)},
+	{Name: "get_server_info", Set: "sessions", Target: targetServer, Handle: typed(getServerInfo), Merge: mergeServerInfo},
 
 	// Sessions.
-	{Name: "list_windows", Set: "windows", Target: targetServer, Handle: untyped(listWindows), Merge: mergeLists},
-	{Name: "get_session_info", Set: "sessions", Target: targetSession, Handle: untyped(getSessionInfo)},
-	{Name: "create_window", Set: "windows", Target: targetServer, Check: checkSpawnEnv, Handle: untyped(createWindow)},
-	{Name: "rename_session", Set: "sessions", Target: targetServer, Check: checkRenameSession, Handle: untyped(renameSession)},
-	{Name: "kill_session", Set: "sessions", Target: targetServer, Check: checkKillSession, Handle: untyped(killSession)},
-	{Name: "select_window", Set: "windows", Target: targetServer, Check: checkSelectWindow, Handle: untyped(selectWindow)},
+	{Name: "list_windows", Set: "windows", Target: targetServer, Handle: typed(listWindows), Merge: mergeLists},
+	{Name: "get_session_info", Set: "sessions", Target: targetSession, Handle: typed(getSessionInfo)},
+	{Name: "create_window", Set: "windows", Target: targetServer, Check: checkSpawnEnv, Handle: typed(createWindow)},
+	{Name: "rename_session", Set: "sessions", Target: targetServer, Check: checkRenameSession, Handle: typed(renameSession)},
+	{Name: "kill_session", Set: "sessions", Target: targetServer, Check: checkKillSession, Handle: typed(killSession)},
+	{Name: "select_window", Set: "windows", Target: targetServer, Check: checkSelectWindow, Handle: typed(selectWindow)},
 
 	// Windows.
-	{Name: "list_panes", Set: "panes", Target: targetServer, Handle: untyped(listPanes), Merge: mergeLists},
-	{Name: "get_window_info", Set: "windows", Target: targetWindow, Handle: untyped(getWindowInfo)},
-	{Name: "split_window", Set: "panes", Target: targetServer, Check: checkSpawnEnv, Handle: untyped(splitWindow)},
-	{Name: "rename_window", Set: "windows", Target: targetServer, Handle: untyped(renameWindow)},
-	{Name: "kill_window", Set: "windows", Target: targetServer, Handle: untyped(killWindow)},
-	{Name: "select_layout", Set: "windows", Target: targetServer, Check: checkLayout, Handle: untyped(selectLayout)},
-	{Name: "resize_window", Set: "windows", Target: targetServer, Handle: untyped(resizeWindow)},
-	{Name: "move_window", Set: "windows", Target: targetWindow, Handle: untyped(moveWindow)},
+	{Name: "list_panes", Set: "panes", Target: targetServer, Handle: typed(listPanes), Merge: mergeLists},
+	{Name: "get_window_info", Set: "windows", Target: targetWindow, Handle: typed(getWindowInfo)},
+	{Name: "split_window", Set: "panes", Target: targetServer, Check: checkSpawnEnv, Handle: typed(splitWindow)},
+	{Name: "rename_window", Set: "windows", Target: targetServer, Handle: typed(renameWindow)},
+	{Name: "kill_window", Set: "windows", Target: targetServer, Handle: typed(killWindow)},
+	{Name: "select_layout", Set: "windows", Target: targetServer, Check: checkLayout, Handle: typed(selectLayout)},
+	{Name: "resize_window", Set: "windows", Target: targetServer, Handle: typed(resizeWindow)},
+	{Name: "move_window", Set: "windows", Target: targetWindow, Handle: typed(moveWindow)},
 
 	// Panes: keys and output.
 	{Name: "send_keys", Set: "io", Target: targetServer, Handle: typed(toolSendKeys)},
@@ -123,10 +123,10 @@ var Defs = []Def{
 	{Name: "paste_text", Set: "io", Target: targetServer, Handle: typed(toolPasteText)},
 
 	// Options, environment, hooks.
-	{Name: "show_option", Set: "options", Target: targetServer, Check: checkOptionName, Handle: untyped(showOption)},
-	{Name: "set_option", Set: "options", Target: targetServer, Check: checkOptionName, Handle: untyped(setOption)},
-	{Name: "show_environment", Set: "options", Target: targetServer, Handle: untyped(showEnvironment)},
-	{Name: "set_environment", Set: "options", Target: targetServer, Handle: untyped(setEnvironment)},
+	{Name: "show_option", Set: "options", Target: targetServer, Check: checkOptionName, Handle: typed(showOption)},
+	{Name: "set_option", Set: "options", Target: targetServer, Check: checkOptionName, Handle: typed(setOption)},
+	{Name: "show_environment", Set: "options", Target: targetServer, Handle: typed(showEnvironment)},
+	{Name: "set_environment", Set: "options", Target: targetServer, Handle: typed(setEnvironment)},
 
 	// Channels and buffers.
 	{Name: "wait_for_channel", Set: "wait", Target: targetServer, Handle: typed(waitForChannel)},
@@ -135,8 +135,8 @@ var Defs = []Def{
 	{Name: "paste_buffer", Set: "buffers", Target: targetServer, Check: checkBufferArg, Handle: typed(pasteBuffer)},
 	{Name: "show_buffer", Set: "buffers", Target: targetServer, Check: checkBufferArg, Handle: typed(showBuffer)},
 	{Name: "delete_buffer", Set: "buffers", Target: targetServer, Check: checkBufferArg, Handle: typed(deleteBuffer)},
-	{Name: "show_hooks", Set: "hooks", Target: targetServer, Handle: untyped(showHooks)},
-	{Name: "show_hook", Set: "hooks", Target: targetServer, Check: checkHookName, Handle: untyped(showHook)},
+	{Name: "show_hooks", Set: "hooks", Target: targetServer, Handle: typed(showHooks)},
+	{Name: "show_hook", Set: "hooks", Target: targetServer, Check: checkHookName, Handle: typed(showHook)},
 
 	// Fleet mode only (surface_fleet.json).
 	{Name: "list_hosts", Set: "fleet", Handle: typed(listHosts)},

@@ -9,17 +9,22 @@ import (
 	"github.com/fleetmux/fleetmux/tmux"
 )
 
-func listPanes(ctx context.Context, c *Call) (any, error) {
+type listPanesArgs struct {
+	WindowID, WindowIndex, SessionName, SessionID *string
+	Filters                                       any
+}
+
+func listPanes(ctx context.Context, c *Call, a listPanesArgs) (any, error) {
 	srv := c.srv
 	scope, target := tmux.PanesAll, ""
 	switch {
-	case c.Args.Str("window_id") != nil || c.Args.Str("window_index") != nil:
+	case a.WindowID != nil || a.WindowIndex != nil:
 		w, err := c.resolveWindow(ctx, srv)
 		if err != nil {
 			return nil, err
 		}
 		scope, target = tmux.PanesWindow, w["window_id"]
-	case c.Args.Str("session_name") != nil || c.Args.Str("session_id") != nil:
+	case a.SessionName != nil || a.SessionID != nil:
 		// One request: the session and every pane, filtered by session.
 		scope = tmux.PanesSession
 	}
@@ -27,31 +32,38 @@ func listPanes(ctx context.Context, c *Call) (any, error) {
 		rows []tmux.Attrs
 		err  error
 	)
-	extra := filterExtraFields("pane", c.Args["filters"], tmux.PaneFields)
+	extra := filterExtraFields("pane", a.Filters, tmux.PaneFields)
 	if scope == tmux.PanesSession {
-		_, rows, err = tmux.SessionPanes(ctx, srv, c.Args.Str("session_name"), c.Args.Str("session_id"), extra)
+		_, rows, err = tmux.SessionPanes(ctx, srv, a.SessionName, a.SessionID, extra)
 	} else {
 		rows, err = srv.PanesWith(ctx, scope, target, extra)
 	}
 	if err != nil {
 		return nil, err
 	}
-	if rows, err = filterRows("pane", rows, c.Args["filters"]); err != nil {
+	if rows, err = filterRows("pane", rows, a.Filters); err != nil {
 		return nil, err
 	}
 	cc := c.NewCallerCheck(ctx, srv)
 	return infos(rows, func(r tmux.Attrs) PaneInfo { return c.PaneInfo(r, cc) }), nil
 }
 
-func getWindowInfo(ctx context.Context, c *Call) (any, error) {
+func getWindowInfo(ctx context.Context, c *Call, _ noArgs) (any, error) {
 	return c.WindowInfo(c.window), nil
 }
 
-func splitWindow(ctx context.Context, c *Call) (any, error) {
-	env, _ := spawnEnv(c) // checked by checkSpawnEnv
+type splitWindowArgs struct {
+	spawnArgs
+	Shell                             string
+	Direction, StartDirectory, PaneID *string
+	Size                              any // an int or a string
+}
+
+func splitWindow(ctx context.Context, c *Call, a splitWindowArgs) (any, error) {
+	env, _ := a.env() // checked by checkSpawnEnv
 	srv := c.srv
-	split := tmux.Split{Vertical: true, Spawn: tmux.Spawn{Env: env}, Shell: c.Args.StrOr("shell", "")}
-	if d := c.Args.Str("direction"); d != nil {
+	split := tmux.Split{Vertical: true, Spawn: tmux.Spawn{Env: env}, Shell: a.Shell}
+	if d := a.Direction; d != nil {
 		switch *d {
 		case "below":
 		case "above":
@@ -64,18 +76,18 @@ func splitWindow(ctx context.Context, c *Call) (any, error) {
 			return nil, Expectedf("Invalid direction: %s. Valid: above, below, left, right", pyfmt.Repr(*d))
 		}
 	}
-	switch v := c.Args["size"].(type) {
+	switch v := a.Size.(type) {
 	case int:
 		split.Size = strconv.Itoa(v)
 	case string:
 		split.Size = v
 	}
-	if d := c.Args.Str("start_directory"); d != nil && *d != "" {
+	if d := a.StartDirectory; d != nil && *d != "" {
 		split.Spawn.Dir = expandHome(c, *d)
 	}
 	var target tmux.PaneTarget
 	resolved := false
-	if id := c.Args.Str("pane_id"); id != nil {
+	if id := a.PaneID; id != nil {
 		target.PaneID = id
 	} else {
 		resolved = true
@@ -100,8 +112,12 @@ func splitWindow(ctx context.Context, c *Call) (any, error) {
 	return c.PaneInfo(p, c.NewCallerCheck(ctx, srv)), nil
 }
 
-func renameWindow(ctx context.Context, c *Call) (any, error) {
-	newName := c.Args.StrOr("new_name", "")
+type renameWindowArgs struct {
+	NewName string
+}
+
+func renameWindow(ctx context.Context, c *Call, a renameWindowArgs) (any, error) {
+	newName := a.NewName
 	w, err := changeWindow(c, ctx, func(id string) []tmux.Cmd { return []tmux.Cmd{tmux.RenameWindow(id, newName)} })
 	if err != nil {
 		return nil, err
@@ -124,8 +140,12 @@ func checkLayout(c *Call) error {
 	return nil
 }
 
-func selectLayout(ctx context.Context, c *Call) (any, error) {
-	layout := c.Args.StrOr("layout", "")
+type selectLayoutArgs struct {
+	Layout string // checked by checkLayout
+}
+
+func selectLayout(ctx context.Context, c *Call, a selectLayoutArgs) (any, error) {
+	layout := a.Layout
 	w, err := actOnWindow(c, ctx, func(id string) []tmux.Cmd { return []tmux.Cmd{tmux.SelectLayout(id, layout)} })
 	if err != nil {
 		return nil, err
@@ -136,14 +156,18 @@ func selectLayout(ctx context.Context, c *Call) (any, error) {
 	return c.WindowInfo(w), nil
 }
 
-func resizeWindow(ctx context.Context, c *Call) (any, error) {
+type resizeWindowArgs struct {
+	Height, Width *int
+}
+
+func resizeWindow(ctx context.Context, c *Call, a resizeWindowArgs) (any, error) {
 	deref := func(p *int) int {
 		if p == nil {
 			return 0
 		}
 		return *p
 	}
-	height, width := deref(c.Args.Int("height")), deref(c.Args.Int("width"))
+	height, width := deref(a.Height), deref(a.Width)
 	w, err := changeWindow(c, ctx, func(id string) []tmux.Cmd { return []tmux.Cmd{tmux.ResizeWindow(id, height, width)} })
 	if err != nil {
 		return nil, err
@@ -151,21 +175,30 @@ func resizeWindow(ctx context.Context, c *Call) (any, error) {
 	return c.WindowInfo(w), nil
 }
 
-func moveWindow(ctx context.Context, c *Call) (any, error) {
+type moveWindowArgs struct {
+	DestinationSession *string
+	DestinationIndex   string
+}
+
+func moveWindow(ctx context.Context, c *Call, a moveWindowArgs) (any, error) {
 	srv, w := c.srv, c.window
 	dest := w["session_id"]
-	if ds := c.Args.Str("destination_session"); ds != nil && *ds != "" {
+	if ds := a.DestinationSession; ds != nil && *ds != "" {
 		dest = *ds
 	}
 	src := w["session_id"] + ":" + w["window_index"]
-	if _, err := srv.Do(ctx, tmux.MoveWindow(src, dest, c.Args.StrOr("destination_index", ""))); err != nil {
+	if _, err := srv.Do(ctx, tmux.MoveWindow(src, dest, a.DestinationIndex)); err != nil {
 		return nil, err
 	}
 	return windowInfoByID(c, ctx, srv, w["window_id"])
 }
 
-func killWindow(ctx context.Context, c *Call) (any, error) {
-	wid := c.Args.StrOr("window_id", "")
+type killWindowArgs struct {
+	WindowID string
+}
+
+func killWindow(ctx context.Context, c *Call, a killWindowArgs) (any, error) {
+	wid := a.WindowID
 	srv := c.srv
 	if id := caller(c); id != nil && id.PaneID != "" && callerOnServer(c, ctx, srv) {
 		w, err := tmux.WindowByID(ctx, srv, wid)
