@@ -32,7 +32,7 @@ func TestToolTable(t *testing.T) {
 		for _, p := range surface.JobsSpec.Params[tl.spec.Name] {
 			params[p.Name] = true
 		}
-		for _, name := range tl.def.Handle.ArgNames() {
+		for _, name := range append(tl.def.Handle.ArgNames(), tl.def.Check.ArgNames()...) {
 			if !params[name] {
 				t.Errorf("%s: the handler's arguments read %q, which the tool does not take", tl.spec.Name, name)
 			}

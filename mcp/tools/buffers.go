@@ -51,7 +51,12 @@ func newBufferName(logical *string) (string, error) {
 
 // checkBufferName refuses names outside the agent namespace.
 // checkBufferArg refuses a buffer_name fleetmux did not hand out.
-func checkBufferArg(c *Call) error { return checkBufferName(c.Args.StrOr("buffer_name", "")) }
+func checkBufferArg(a bufferNameArg) error { return checkBufferName(a.BufferName) }
+
+// bufferNameArg is the buffer_name argument of the tools on one buffer.
+type bufferNameArg struct {
+	BufferName string // checked by checkBufferArg
+}
 
 func checkBufferName(name string) error {
 	if !BufferNameRE.MatchString(name) {
@@ -97,8 +102,8 @@ func loadBuffer(ctx context.Context, c *Call, a loadBufferArgs) (any, error) {
 }
 
 type pasteBufferArgs struct {
-	BufferName string // checked by checkBufferArg
-	Bracket    bool
+	bufferNameArg
+	Bracket bool
 }
 
 func pasteBuffer(ctx context.Context, c *Call, a pasteBufferArgs) (any, error) {
@@ -116,8 +121,8 @@ func pasteBuffer(ctx context.Context, c *Call, a pasteBufferArgs) (any, error) {
 }
 
 type showBufferArgs struct {
-	BufferName string // checked by checkBufferArg
-	MaxLines   *int
+	bufferNameArg
+	MaxLines *int
 }
 
 func showBuffer(ctx context.Context, c *Call, a showBufferArgs) (any, error) {
@@ -136,7 +141,7 @@ func showBuffer(ctx context.Context, c *Call, a showBufferArgs) (any, error) {
 }
 
 type deleteBufferArgs struct {
-	BufferName string // checked by checkBufferArg
+	bufferNameArg
 }
 
 func deleteBuffer(ctx context.Context, c *Call, a deleteBufferArgs) (any, error) {

@@ -17,6 +17,8 @@ type Call struct {
 	Name string
 	deps Deps
 	env  *Env
+	// decoded are the argument structs argsOf decoded.
+	decoded []any
 
 	// Resolved before the handler runs, per the tool's target kind
 	// (table.go).

@@ -47,15 +47,15 @@ type paneRead struct {
 
 // captureSince returns the rows written since a cursor (or the visible
 // screen and a first cursor).
-func checkCaptureSince(c *Call) error {
-	maxLines, maxBytes := c.Args.Int("max_lines"), c.Args.Int("max_bytes")
+func checkCaptureSince(a captureSinceArgs) error {
+	maxLines, maxBytes := a.MaxLines, a.MaxBytes
 	if maxLines != nil && *maxLines <= 0 {
 		return Expectedf("max_lines must be positive or None (received %d)", *maxLines)
 	}
 	if maxBytes != nil && *maxBytes <= 0 {
 		return Expectedf("max_bytes must be positive or None (received %d)", *maxBytes)
 	}
-	_, err := sinceCursorArg(c.Args.Str("cursor"))
+	_, err := sinceCursorArg(a.Cursor)
 	return err
 }
 

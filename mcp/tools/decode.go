@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"sync"
 	"unicode"
 )
 
@@ -25,18 +26,55 @@ func (h Handler) Handle(ctx context.Context, c *Call) (any, error) { return h.ru
 // test that holds them to the tool's schema.
 func (h Handler) ArgNames() []string { return planFor(h.args).names() }
 
-// typed is the Handler of f: it decodes the call's validated arguments
-// into an A (decodeArgs) and passes it to f. A is a struct; an
-// unsupported field type panics when the tool table is built, which every
-// test of the package sees.
+// typed is the Handler of f: it passes f the call's validated arguments
+// decoded into an A (argsOf). A is a struct; an unsupported field type
+// panics when the tool table is built, which every test of the package
+// sees.
 func typed[A any](f func(ctx context.Context, c *Call, a A) (any, error)) Handler {
 	t := reflect.TypeFor[A]()
-	p := planFor(t)
+	planFor(t)
 	return Handler{args: t, run: func(ctx context.Context, c *Call) (any, error) {
-		var a A
-		p.fill(c.Args, reflect.ValueOf(&a).Elem())
-		return f(ctx, c, a)
+		return f(ctx, c, argsOf[A](c))
 	}}
+}
+
+// argsOf is the call's validated arguments decoded into an A, once per
+// call and struct type (a Check, the target resolution and the handler
+// may read the same struct).
+func argsOf[A any](c *Call) A {
+	for _, d := range c.decoded {
+		if a, ok := d.(A); ok {
+			return a
+		}
+	}
+	var a A
+	planFor(reflect.TypeFor[A]()).fill(c.Args, reflect.ValueOf(&a).Elem())
+	c.decoded = append(c.decoded, a)
+	return a
+}
+
+// Checker validates a call's arguments beyond their schema, before
+// anything is resolved or run, from the struct it decodes them into
+// (checked).
+type Checker struct {
+	run  func(c *Call) error
+	args reflect.Type
+}
+
+// checked is the Checker of f, which reads the call's arguments as an A.
+func checked[A any](f func(a A) error) Checker {
+	t := reflect.TypeFor[A]()
+	planFor(t)
+	return Checker{args: t, run: func(c *Call) error { return f(argsOf[A](c)) }}
+}
+
+// ArgNames lists the argument names the check reads (none without a
+// check).
+func (k Checker) ArgNames() []string {
+	if k.args == nil {
+		return nil
+	}
+	return planFor(k.args).names()
 }
 
 // noArgs is the argument struct of a tool whose handler reads no argument
@@ -78,11 +116,24 @@ var kindOf = map[reflect.Type]argKind{
 // argPlan is how to fill one argument struct type.
 type argPlan []argField
 
-// planFor builds the plan of struct type t: each exported field reads
+// plans caches each argument struct's plan.
+var plans sync.Map // reflect.Type -> argPlan
+
+// planFor is the plan of struct type t (buildPlan), built once.
+func planFor(t reflect.Type) argPlan {
+	if p, ok := plans.Load(t); ok {
+		return p.(argPlan)
+	}
+	p := buildPlan(t)
+	plans.Store(t, p)
+	return p
+}
+
+// buildPlan builds the plan of struct type t: each exported field reads
 // the argument named by its `arg:"..."` tag, or else its name in
 // snake_case (SessionID reads session_id); embedded structs are
 // flattened.
-func planFor(t reflect.Type) argPlan {
+func buildPlan(t reflect.Type) argPlan {
 	if t.Kind() != reflect.Struct {
 		panic(fmt.Sprintf("tools: argument type %s is not a struct", t))
 	}
@@ -158,11 +209,6 @@ func snakeCase(s string) string {
 		b.WriteRune(unicode.ToLower(c))
 	}
 	return b.String()
-}
-
-// untyped is the Handler of a handler that reads its arguments itself.
-func untyped(f handlerFunc) Handler {
-	return Handler{run: f, args: reflect.TypeFor[noArgs]()}
 }
 
 // IsZero reports a missing handler.

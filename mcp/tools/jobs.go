@@ -647,11 +647,23 @@ func jobInfo(j Job, v jobView, maxLines *int) JobInfo {
 
 // ---- tools ----
 
-func checkJobID(c *Call) error {
-	if strings.TrimSpace(c.Args.StrOr("job_id", "")) == "" {
+// jobIDArg is the job_id argument of get_job and cancel_job.
+type jobIDArg struct {
+	JobID string // checked by checkJobID
+}
+
+func checkJobID(a jobIDArg) error {
+	if strings.TrimSpace(a.JobID) == "" {
 		return Expectedf("job_id must not be empty")
 	}
-	if g := c.Args.Float("grace_seconds"); g != nil && (*g < 0 || *g > maxGrace) {
+	return nil
+}
+
+func checkCancelJob(a cancelJobArgs) error {
+	if err := checkJobID(a.jobIDArg); err != nil {
+		return err
+	}
+	if g := a.GraceSeconds; g != nil && (*g < 0 || *g > maxGrace) {
 		return Expectedf("grace_seconds must be between 0 and %s", pyfmt.Float(maxGrace))
 	}
 	return nil
@@ -667,7 +679,7 @@ func findJob(ctx context.Context, c *Call, id string) (Job, error) {
 }
 
 type getJobArgs struct {
-	JobID    string // checked by checkJobID
+	jobIDArg
 	MaxLines *int
 }
 
@@ -687,11 +699,11 @@ const (
 	listJobsTimeout     = 15 * time.Second
 )
 
-func checkListJobs(c *Call) error {
-	if l := c.Args.Int("limit"); l != nil && *l < 1 {
+func checkListJobs(a listJobsArgs) error {
+	if l := a.Limit; l != nil && *l < 1 {
 		return Expectedf("limit must be at least 1")
 	}
-	if s := c.Args.Str("since"); s != nil {
+	if s := a.Since; s != nil {
 		if _, err := parseSince(*s, time.Now()); err != nil {
 			return err
 		}
@@ -774,8 +786,8 @@ const (
 )
 
 type cancelJobArgs struct {
-	JobID        string   // checked by checkJobID
-	GraceSeconds *float64 // checked by checkJobID
+	jobIDArg
+	GraceSeconds *float64 // checked by checkCancelJob
 }
 
 // cancelJob interrupts a running job: C-c typed into its pane (SIGINT to

@@ -73,16 +73,21 @@ func optionTarget(a scopeArgs, st scopedTarget) tmux.OptionTarget {
 }
 
 // checkOptionName refuses option names tmux would expand as formats.
-func checkOptionName(c *Call) error {
-	if err := tmux.CheckName("option", c.Args.StrOr("option", "")); err != nil {
+// optionArg is the option argument of show_option and set_option.
+type optionArg struct {
+	Option string // checked by checkOptionName
+}
+
+func checkOptionName(a optionArg) error {
+	if err := tmux.CheckName("option", a.Option); err != nil {
 		return Expectedf("%v", err)
 	}
 	return nil
 }
 
 // checkHookName refuses hook names tmux would expand as formats.
-func checkHookName(c *Call) error {
-	if err := tmux.CheckName("hook", c.Args.StrOr("hook_name", "")); err != nil {
+func checkHookName(a showHookArgs) error {
+	if err := tmux.CheckName("hook", a.HookName); err != nil {
 		return Expectedf("%v", err)
 	}
 	return nil
@@ -127,7 +132,7 @@ func optionCmd(ctx context.Context, c *Call, a scopeArgs, build func(tmux.Option
 
 type showOptionArgs struct {
 	scopeArgs
-	Option string // checked by checkOptionName
+	optionArg
 }
 
 func showOption(ctx context.Context, c *Call, a showOptionArgs) (any, error) {
@@ -141,8 +146,8 @@ func showOption(ctx context.Context, c *Call, a showOptionArgs) (any, error) {
 
 type setOptionArgs struct {
 	scopeArgs
-	Option string // checked by checkOptionName
-	Value  string
+	optionArg
+	Value string
 }
 
 func setOption(ctx context.Context, c *Call, a setOptionArgs) (any, error) {

@@ -286,8 +286,8 @@ func toolSnapshotPane(ctx context.Context, c *Call, a toolSnapshotPaneArgs) (any
 // reference's own refusal of "#(" first, word for word (clients may match
 // it), then the allowlist, which also refuses what builds "#(" inside
 // tmux.
-func checkDisplayFormat(c *Call) error {
-	format := c.Args.StrOr("format_string", "")
+func checkDisplayFormat(a toolDisplayMessageArgs) error {
+	format := a.FormatString
 	if strings.Contains(format, "#(") {
 		return Expectedf("tmux format jobs (#(...)) are not allowed in display_message")
 	}
@@ -355,14 +355,13 @@ func toolKillPane(ctx context.Context, c *Call, a toolKillPaneArgs) (any, error)
 }
 
 // checkSpawnEnv checks the environment arguments of the spawn tools.
-func checkSpawnEnv(c *Call) error {
-	_, err := spawnEnv(c)
+func checkSpawnEnv(a spawnArgs) error {
+	_, err := a.env()
 	return err
 }
 
-// toolRespawnPaneArgs leaves environment and suppress_persistent_history
-// to spawnEnv (spawn.go), which reads them from c.
 type toolRespawnPaneArgs struct {
+	spawnArgs
 	PaneID         string
 	StartDirectory *string
 	Kill           bool
@@ -370,7 +369,7 @@ type toolRespawnPaneArgs struct {
 }
 
 func toolRespawnPane(ctx context.Context, c *Call, a toolRespawnPaneArgs) (any, error) {
-	env, _ := spawnEnv(c) // checked by checkSpawnEnv
+	env, _ := a.env() // checked by checkSpawnEnv
 	srv, want := c.srv, a.PaneID
 	// The pane is found by its exact id, so the guard can compare the
 	// requested id; the lookup still decides first.

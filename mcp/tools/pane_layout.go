@@ -14,8 +14,8 @@ import (
 // Pane layout and state tools: resize, select, swap, corner lookup and
 // copy mode.
 
-func checkResizePane(c *Call) error {
-	if c.Args["zoom"] != nil && (c.Args["height"] != nil || c.Args["width"] != nil) {
+func checkResizePane(a toolResizePaneArgs) error {
+	if a.Zoom != nil && (a.Height != nil || a.Width != nil) {
 		return Expectedf("Cannot combine zoom with height/width")
 	}
 	return nil
@@ -41,8 +41,8 @@ func toolResizePane(ctx context.Context, c *Call, a toolResizePaneArgs) (any, er
 	return changePane(c, ctx, func(id string) []tmux.Cmd { return []tmux.Cmd{tmux.ResizePane(id, height, width)} })
 }
 
-func checkSelectPane(c *Call) error {
-	if c.Args.Str("pane_id") == nil && c.Args.Str("direction") == nil {
+func checkSelectPane(a toolSelectPaneArgs) error {
+	if a.PaneID == nil && a.Direction == nil {
 		return Expectedf("Provide either pane_id or direction.")
 	}
 	return nil

@@ -17,15 +17,15 @@ import (
 // runCommand types an authored command into a pane's shell inside a
 // subshell, followed by a trailer that stores $? in a private pane option
 // and signals a private wait-for channel, then waits for that signal.
-func checkRunCommand(c *Call) error {
-	command := c.Args.StrOr("command", "")
+func checkRunCommand(a runCommandArgs) error {
+	command := a.Command
 	if pyfmt.Strip(command) == "" {
 		return Expectedf("command must not be empty")
 	}
-	if c.Args.Bool("suppress_history") && strings.ContainsAny(command, "\n\r") {
+	if a.SuppressHistory && strings.ContainsAny(command, "\n\r") {
 		return Expectedf("command must be a single line when suppress_history=True")
 	}
-	if !(runCommandTimeout(c.Args.Float("timeout")) > 0) {
+	if !(runCommandTimeout(a.Timeout) > 0) {
 		return Expectedf("timeout must be positive")
 	}
 	return nil

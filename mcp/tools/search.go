@@ -12,8 +12,8 @@ import (
 )
 
 // searchPanes finds panes whose captured text matches a pattern.
-func checkSearchPattern(c *Call) error {
-	_, err := searchPattern(c.Args.StrOr("pattern", ""), c.Args.Bool("regex"), c.Args.Bool("match_case"))
+func checkSearchPattern(a searchPanesArgs) error {
+	_, err := searchPattern(a.Pattern, a.Regex, a.MatchCase)
 	return err
 }
 

@@ -150,11 +150,11 @@ func listServers(ctx context.Context, c *Call, a listServersArgs) (any, error) {
 	return out, nil
 }
 
-func checkCreateSession(c *Call) error {
-	if _, err := spawnEnv(c); err != nil {
+func checkCreateSession(a createSessionArgs) error {
+	if _, err := a.env(); err != nil {
 		return err
 	}
-	if name := c.Args.Str("session_name"); name != nil {
+	if name := a.SessionName; name != nil {
 		return checkSessionName(*name)
 	}
 	return nil

@@ -73,7 +73,7 @@ func createWindow(ctx context.Context, c *Call, a createWindowArgs) (any, error)
 	return c.WindowInfo(w), nil
 }
 
-func checkRenameSession(c *Call) error { return checkSessionName(c.Args.StrOr("new_name", "")) }
+func checkRenameSession(a renameSessionArgs) error { return checkSessionName(a.NewName) }
 
 type renameSessionArgs struct {
 	NewName string // checked by checkRenameSession
@@ -90,8 +90,8 @@ func renameSession(ctx context.Context, c *Call, a renameSessionArgs) (any, erro
 	return c.SessionInfo(s), nil
 }
 
-func checkSelectWindow(c *Call) error {
-	if c.Args.Str("window_id") == nil && c.Args.Str("window_index") == nil && c.Args.Str("direction") == nil {
+func checkSelectWindow(a selectWindowArgs) error {
+	if a.WindowID == nil && a.WindowIndex == nil && a.Direction == nil {
 		return Expectedf("Provide window_id, window_index, or direction.")
 	}
 	return nil
@@ -132,8 +132,14 @@ func selectWindow(ctx context.Context, c *Call, a selectWindowArgs) (any, error)
 	return nil, &tmux.NoWindowsError{}
 }
 
-func checkKillSession(c *Call) error {
-	if c.Args.Str("session_name") == nil && c.Args.Str("session_id") == nil {
+// killSessionTarget is what checkKillSession reads; the handler finds the
+// session from the same arguments (targets.go).
+type killSessionTarget struct {
+	SessionName, SessionID *string
+}
+
+func checkKillSession(a killSessionTarget) error {
+	if a.SessionName == nil && a.SessionID == nil {
 		return Refusedf("Refusing to kill without an explicit target. Provide session_name or session_id.")
 	}
 	return nil

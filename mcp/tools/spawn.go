@@ -15,12 +15,6 @@ type spawnArgs struct {
 	SuppressPersistentHistory bool
 }
 
-// spawnEnv is spawnArgs.env for the call's arguments, for the Check
-// functions and the handlers that still read c.Args.
-func spawnEnv(c *Call) ([]string, error) {
-	return spawnArgs{Environment: c.Args["environment"], SuppressPersistentHistory: c.Args.Bool("suppress_persistent_history")}.env()
-}
-
 // env prepares the NAME=VALUE environment of the four spawn tools: the
 // caller's environment (object or JSON text),
 // plus the history controls when suppress_persistent_history is set.

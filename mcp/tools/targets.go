@@ -6,17 +6,27 @@ import (
 	"github.com/fleetmux/fleetmux/tmux"
 )
 
+// targetArgs are the parameters that name a call's session, window or
+// pane; a tool takes some of them, the others read nil.
+type targetArgs struct {
+	PaneID, SessionName, SessionID, WindowID, WindowIndex *string
+}
+
+// target is the call's target parameters.
+func (c *Call) target() targetArgs { return argsOf[targetArgs](c) }
+
 // resolveSession applies the reference's target precedence to the call's session_id/session_name.
 func (c *Call) resolveSession(ctx context.Context, srv *tmux.Server) (tmux.Attrs, error) {
-	return tmux.ResolveSession(ctx, srv, c.Args.Str("session_name"), c.Args.Str("session_id"))
+	t := c.target()
+	return tmux.ResolveSession(ctx, srv, t.SessionName, t.SessionID)
 }
 
 // resolveWindow applies the reference's target precedence to window_id, window_index and the
 // session parameters.
 func (c *Call) resolveWindow(ctx context.Context, srv *tmux.Server) (tmux.Attrs, error) {
+	t := c.target()
 	return tmux.ResolveWindow(ctx, srv, tmux.WindowTarget{
-		WindowID: c.Args.Str("window_id"), WindowIndex: c.Args.Str("window_index"),
-		SessionName: c.Args.Str("session_name"), SessionID: c.Args.Str("session_id"),
+		WindowID: t.WindowID, WindowIndex: t.WindowIndex, SessionName: t.SessionName, SessionID: t.SessionID,
 	})
 }
 
@@ -59,7 +69,8 @@ func actOnPane(c *Call, ctx context.Context, ignore bool, act func(id string) []
 
 // sessionRef is the session the call's session_name and session_id name.
 func sessionRef(c *Call) tmux.SessionRef {
-	return tmux.SessionRef{Name: c.Args.Str("session_name"), ID: c.Args.Str("session_id")}
+	t := c.target()
+	return tmux.SessionRef{Name: t.SessionName, ID: t.SessionID}
 }
 
 // changeWindow runs act's commands on the call's window and returns the
@@ -67,7 +78,7 @@ func sessionRef(c *Call) tmux.SessionRef {
 // (tmux.WindowChange); a window named by session and index is resolved
 // first.
 func changeWindow(c *Call, ctx context.Context, act func(id string) []tmux.Cmd) (tmux.Attrs, error) {
-	if id := c.Args.Str("window_id"); id != nil {
+	if id := c.target().WindowID; id != nil {
 		return tmux.WindowChange(ctx, c.srv, *id, false, act)
 	}
 	w, err := c.resolveWindow(ctx, c.srv)
@@ -87,7 +98,7 @@ func actOnWindow(c *Call, ctx context.Context, act func(id string) []tmux.Cmd) (
 		replies []tmux.Reply
 		err     error
 	)
-	if id := c.Args.Str("window_id"); id != nil {
+	if id := c.target().WindowID; id != nil {
 		w, replies, err = tmux.WindowAct(ctx, c.srv, *id, func(id string) []tmux.Cmd {
 			cmds = act(id)
 			return cmds
@@ -108,16 +119,14 @@ func actOnWindow(c *Call, ctx context.Context, act func(id string) []tmux.Cmd) (
 // paneTarget is the pane the call's pane_id, session and window
 // parameters name.
 func paneTarget(c *Call) tmux.PaneTarget {
-	return tmux.PaneTarget{
-		PaneID: c.Args.Str("pane_id"), SessionName: c.Args.Str("session_name"),
-		SessionID: c.Args.Str("session_id"), WindowID: c.Args.Str("window_id"),
-	}
+	t := c.target()
+	return tmux.PaneTarget{PaneID: t.PaneID, SessionName: t.SessionName, SessionID: t.SessionID, WindowID: t.WindowID}
 }
 
 // sessionArg is the id of the session session_name or session_id names,
 // or "" when the call names none.
 func sessionArg(c *Call, ctx context.Context) (string, error) {
-	if c.Args.Str("session_name") == nil && c.Args.Str("session_id") == nil {
+	if t := c.target(); t.SessionName == nil && t.SessionID == nil {
 		return "", nil
 	}
 	s, err := c.resolveSession(ctx, c.srv)
@@ -152,7 +161,7 @@ func windowInfoByID(c *Call, ctx context.Context, srv *tmux.Server, id string) (
 // which tmux resolves exactly, so a tool can target it without a lookup
 // call first; tmux's "can't find pane" then stands for the lookup miss.
 func directPaneID(c *Call) (string, bool) {
-	id := c.Args.Str("pane_id")
+	id := c.target().PaneID
 	if id == nil || !tmux.IsPaneID(*id) {
 		return "", false
 	}

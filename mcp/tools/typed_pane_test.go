@@ -23,7 +23,7 @@ var paneFamilyArgs = map[string][]string{
 	"display_message":       {"format_string"},
 	"get_pane_info":         nil,
 	"kill_pane":             {"pane_id"},
-	"respawn_pane":          {"pane_id", "start_directory", "kill", "shell"},
+	"respawn_pane":          {"environment", "suppress_persistent_history", "pane_id", "start_directory", "kill", "shell"},
 	"set_pane_title":        {"title"},
 	"clear_pane":            nil,
 	"pipe_pane":             {"output_path", "append"},

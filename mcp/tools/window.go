@@ -132,8 +132,8 @@ func renameWindow(ctx context.Context, c *Call, a renameWindowArgs) (any, error)
 // checkLayout refuses a layout tmux would not take (or crash on). An
 // empty layout runs select-layout without one (tmux re-applies the
 // window's last layout), as libtmux does.
-func checkLayout(c *Call) error {
-	layout := c.Args.StrOr("layout", "")
+func checkLayout(a selectLayoutArgs) error {
+	layout := a.Layout
 	if err := tmux.CheckLayout(layout); layout != "" && err != nil {
 		return Expectedf("Invalid layout %s: %v. Use even-horizontal, even-vertical, main-horizontal, main-vertical, tiled, or a layout string from #{window_layout}.", pyfmt.Repr(layout), err)
 	}
