@@ -53,6 +53,10 @@ var (
 	// ErrNoSSH reports that the OpenSSH client is missing: fleet mode
 	// resolves every host with `ssh -G`.
 	ErrNoSSH = errors.New("fleet mode needs the OpenSSH client")
+	// ErrBadSelection reports a malformed --hosts value.
+	ErrBadSelection = errors.New("fleet: bad host selection")
+	// ErrBadHostSafety reports a malformed --host-safety value.
+	ErrBadHostSafety = errors.New("fleet: bad host safety cap")
 )
 
 // InventoryOptions says where the inventory comes from.

@@ -1,18 +1,11 @@
 package fleet
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/fleetmux/fleetmux/fleet/vocab"
 )
-
-// ErrBadSelection reports a malformed --hosts value.
-var ErrBadSelection = errors.New("fleet: bad host selection")
-
-// ErrBadHostSafety reports a malformed --host-safety value.
-var ErrBadHostSafety = errors.New("fleet: bad host safety cap")
 
 // Selection is the set of hosts enabled with --hosts / FLEETMUX_HOSTS:
 // comma-separated path.Match globs over aliases; a pattern starting with

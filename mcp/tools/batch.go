@@ -32,31 +32,6 @@ var batchToolNames = map[string]bool{
 	"call_destructive_tools_batch": true,
 }
 
-// ToolCallOperationResult is the reference's result model of one batch
-// operation, with ordered JSON payloads: nested
-// content blocks, structured content and meta keep the key order of the
-// nested result, as the reference's rows do.
-type ToolCallOperationResult struct {
-	Index             int     `json:"index"`
-	Tool              string  `json:"tool"`
-	Success           bool    `json:"success"`
-	Error             *string `json:"error"`
-	Content           []any   `json:"content"`
-	StructuredContent any     `json:"structured_content"`
-	Meta              any     `json:"meta"`
-	ElapsedSeconds    PyFloat `json:"elapsed_seconds"`
-}
-
-// ToolCallBatchResult is the reference's ToolCallBatchResult result model.
-type ToolCallBatchResult struct {
-	Results                []ToolCallOperationResult `json:"results"`
-	Succeeded              int                       `json:"succeeded"`
-	Failed                 int                       `json:"failed"`
-	StoppedAt              *int                      `json:"stopped_at"`
-	ResponseTruncated      bool                      `json:"response_truncated"`
-	ResponseTruncatedBytes int                       `json:"response_truncated_bytes"`
-}
-
 // toolsBatchArgs are the arguments of the call_*_tools_batch tools.
 type toolsBatchArgs struct {
 	Operations any

@@ -1,5 +1,6 @@
-// Result models of the reference (written by hand from surface.json; the
-// schema tests hold them to it).
+// Result models: the reference's (written by hand from surface.json; the
+// schema tests hold them to it), then list_hosts' (surface_fleet.json).
+// The jobs' models are in jobs.go.
 
 package tools
 
@@ -196,6 +197,31 @@ type SendKeysBatchResult struct {
 	StoppedAt *int                      `json:"stopped_at"`
 }
 
+// ToolCallOperationResult is the reference's result model of one batch
+// operation, with ordered JSON payloads: nested
+// content blocks, structured content and meta keep the key order of the
+// nested result, as the reference's rows do.
+type ToolCallOperationResult struct {
+	Index             int     `json:"index"`
+	Tool              string  `json:"tool"`
+	Success           bool    `json:"success"`
+	Error             *string `json:"error"`
+	Content           []any   `json:"content"`
+	StructuredContent any     `json:"structured_content"`
+	Meta              any     `json:"meta"`
+	ElapsedSeconds    PyFloat `json:"elapsed_seconds"`
+}
+
+// ToolCallBatchResult is the reference's ToolCallBatchResult result model.
+type ToolCallBatchResult struct {
+	Results                []ToolCallOperationResult `json:"results"`
+	Succeeded              int                       `json:"succeeded"`
+	Failed                 int                       `json:"failed"`
+	StoppedAt              *int                      `json:"stopped_at"`
+	ResponseTruncated      bool                      `json:"response_truncated"`
+	ResponseTruncatedBytes int                       `json:"response_truncated_bytes"`
+}
+
 // PaneSnapshot is the reference's PaneSnapshot result model.
 type PaneSnapshot struct {
 	PaneID     string `json:"pane_id"`
@@ -285,4 +311,24 @@ type PaneInfoInput struct {
 type PaneSnapshotInput struct {
 	PaneSnapshot
 	InputFields
+}
+
+// HostStatus is what list_hosts reports for one host.
+type HostStatus struct {
+	Host        string   `json:"host"`
+	HostName    *string  `json:"hostname"`
+	Port        *int     `json:"port"`
+	User        *string  `json:"user"`
+	Safety      string   `json:"safety"`
+	State       string   `json:"state"`
+	TmuxVersion *string  `json:"tmux_version"`
+	LastError   *string  `json:"last_error"`
+	LastErrorAt *string  `json:"last_error_at"`
+	LastConnect *string  `json:"last_connect"`
+	RTTMillis   *float64 `json:"rtt_ms"`
+	// Wait is how waits on the host wait: "watch" (a watcher reports
+	// output), "poll" (the host cannot run one; WaitNote says why), or
+	// null before the first wait there.
+	Wait     *string `json:"wait"`
+	WaitNote *string `json:"wait_note"`
 }
