@@ -22,6 +22,7 @@ import (
 	"github.com/fleetmux/fleetmux/cmd/internal/audit"
 	"github.com/fleetmux/fleetmux/cmd/internal/bench"
 	"github.com/fleetmux/fleetmux/cmd/internal/doctor"
+	"github.com/fleetmux/fleetmux/cmd/internal/hosts"
 	"github.com/fleetmux/fleetmux/mcp"
 	"github.com/fleetmux/fleetmux/mcp/age"
 	"github.com/fleetmux/fleetmux/mcp/stdio"
@@ -34,7 +35,7 @@ var version = "0.1.0"
 var subcommands = map[string]func(args []string, stdout, stderr io.Writer) int{
 	"tools":   runTools,
 	"call":    runCall,
-	"hosts":   runHosts,
+	"hosts":   hosts.Run,
 	"audit":   audit.Run,
 	"bench":   bench.Run,
 	"serve":   runServe,

@@ -83,15 +83,14 @@ type loadBufferArgs struct {
 }
 
 func loadBuffer(ctx context.Context, c *Call, a loadBufferArgs) (any, error) {
-	srv := c.srv
-	c.env.noteServer(srv)
+	c.env.noteServer(c.srv)
 	name, err := newBufferName(a.LogicalName)
 	if err != nil {
 		return nil, err
 	}
 	// The content goes through the tmux client's stdin rather than a
 	// temporary file, so it works the same on a remote host.
-	_, err = boundedCmd(ctx, srv, BufferTimeout,
+	_, err = boundedCmd(ctx, c.srv, BufferTimeout,
 		"load-buffer timeout after 5s for "+pyfmt.Repr(name),
 		func(d string) string { return "load-buffer failed: " + d },
 		tmux.LoadBuffer(name, []byte(a.Content)))

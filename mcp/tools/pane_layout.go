@@ -137,13 +137,12 @@ type toolFindPaneByPositionArgs struct {
 }
 
 func toolFindPaneByPosition(ctx context.Context, c *Call, a toolFindPaneByPositionArgs) (any, error) {
-	corner := a.Corner
 	srv, w := c.srv, c.window
 	panes, err := srv.Panes(ctx, tmux.PanesWindow, w["window_id"])
 	if err != nil {
 		return nil, err
 	}
-	vertical, horizontal, _ := strings.Cut(corner, "-")
+	vertical, horizontal, _ := strings.Cut(a.Corner, "-")
 	var matches []tmux.Attrs
 	for _, p := range panes {
 		if p["pane_at_"+vertical] == "1" && p["pane_at_"+horizontal] == "1" {
@@ -151,7 +150,7 @@ func toolFindPaneByPosition(ctx context.Context, c *Call, a toolFindPaneByPositi
 		}
 	}
 	if len(matches) == 0 {
-		return nil, Expectedf("No pane found at corner %s in window %s. This is unusual \u2014 built-in layouts always have a pane at every corner.", pyfmt.Repr(corner), w["window_id"])
+		return nil, Expectedf("No pane found at corner %s in window %s. This is unusual \u2014 built-in layouts always have a pane at every corner.", pyfmt.Repr(a.Corner), w["window_id"])
 	}
 	// Several candidates (a single pane touches every edge): the one whose
 	// top-left cell lies furthest from the origin wins, for every corner;
