@@ -78,3 +78,14 @@ func TestDecodeArgsRefusesUnsupportedTypes(t *testing.T) {
 	}()
 	planFor(reflect.TypeFor[struct{ M map[string]int }]())
 }
+
+// BenchmarkArgsOf is the cost a call pays to decode its arguments: the
+// largest struct (search_panes, ten fields) from a full argument map.
+func BenchmarkArgsOf(b *testing.B) {
+	args := Args{"pattern": "x", "regex": true, "match_case": false, "session_name": "s", "session_id": nil,
+		"content_start": -10, "content_end": nil, "max_matched_lines_per_pane": 50, "offset": 0, "limit": 100}
+	for b.Loop() {
+		c := &Call{Args: args}
+		_ = argsOf[searchPanesArgs](c)
+	}
+}
