@@ -151,46 +151,26 @@ const jobOpTimeout = 6 * time.Second
 func (s storeJobs) PutJob(ctx context.Context, j mcp.Job) error {
 	ctx, cancel := context.WithTimeout(ctx, jobOpTimeout)
 	defer cancel()
-	return s.st.PutJob(ctx, toStoreJob(j))
+	return s.st.PutJob(ctx, j)
 }
 
 func (s storeJobs) GetJob(ctx context.Context, id string) (mcp.Job, bool, error) {
 	ctx, cancel := context.WithTimeout(ctx, jobOpTimeout)
 	defer cancel()
-	j, ok, err := s.st.Job(ctx, id)
-	return fromStoreJob(j), ok, err
+	return s.st.Job(ctx, id)
 }
 
 func (s storeJobs) ListJobs(ctx context.Context, since time.Time) ([]mcp.Job, error) {
 	ctx, cancel := context.WithTimeout(ctx, jobOpTimeout)
 	defer cancel()
-	list, err := s.st.Jobs(ctx, store.JobQuery{Since: since})
-	out := make([]mcp.Job, len(list))
-	for i, j := range list {
-		out[i] = fromStoreJob(j)
-	}
-	return out, err
+	return s.st.Jobs(ctx, store.JobQuery{Since: since})
 }
 
 func (s storeJobs) UpdateJob(ctx context.Context, id string, fn func(j *mcp.Job) bool) (mcp.Job, bool, error) {
 	ctx, cancel := context.WithTimeout(ctx, jobOpTimeout)
 	defer cancel()
-	j, changed, err := s.st.UpdateJob(ctx, id, func(sj *store.Job) bool {
-		mj := fromStoreJob(*sj)
-		if !fn(&mj) {
-			return false
-		}
-		*sj = toStoreJob(mj)
-		return true
-	})
-	return fromStoreJob(j), changed, err
+	return s.st.UpdateJob(ctx, id, fn)
 }
-
-// toStoreJob and fromStoreJob convert between the two packages' job
-// records, which have the same fields (mcp does not import store).
-func toStoreJob(j mcp.Job) store.Job { return store.Job(j) }
-
-func fromStoreJob(j store.Job) mcp.Job { return mcp.Job(j) }
 
 // openFleet switches on fleet mode when --hosts selects remote hosts:
 // it returns the fleet's backend and the function that closes it (a nil

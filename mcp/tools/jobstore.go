@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/fleetmux/fleetmux/fleet/vocab"
 )
 
 // Extensions: what fleetmux adds to the reference's surface in fleet mode
@@ -24,45 +26,17 @@ const DefaultMaxCallSeconds = 50.0
 
 // Job states.
 const (
-	JobRunning = "running"
-	JobExited  = "exited"
-	JobLost    = "lost"
+	JobRunning = vocab.JobRunning
+	JobExited  = vocab.JobExited
+	JobLost    = vocab.JobLost
 )
 
-// Job is a command typed into a pane that runs on after the call that
-// started it. The exit status is kept on the host: the typed wrapper sets
-// the tmux server option StatusOption to "<exit status>:<unix seconds>"
-// when the command ends, so it survives fleetmux restarts and dropped
-// SSH connections; the record says where to read it.
-type Job struct {
-	ID            string
-	Host          string
-	PaneID        string
-	SocketName    string
-	SocketPath    string
-	TmuxBin       string
-	ServerPID     int
-	PanePID       int
-	StartRow      int // pane's absolute row (history_size + cursor_y) when typed
-	StatusOption  string
-	PaneOption    string // run_command's own status option (deadline jobs)
-	CommandLen    int
-	CommandSHA256 string
-	Origin        string // "detach" or "deadline"
-	Started       time.Time
-	Ended         time.Time
-	State         string
-	ExitStatus    *int
-	PID           int
-	SessionID     string
-	Client        string
-	// LostReason says why a lost job was judged lost, with what was
-	// seen (the pane dead or gone, the server gone or restarted).
-	LostReason string
-	// PaneDeadStatus is the exit status of the pane's process when the
-	// job was found lost in a dead pane (remain-on-exit) and tmux had it.
-	PaneDeadStatus *int
-}
+// Job is the job record of the shared vocabulary (vocab.Job). The exit
+// status is kept on the host: the typed wrapper sets the tmux server
+// option StatusOption to "<exit status>:<unix seconds>" when the command
+// ends, so it survives fleetmux restarts and dropped SSH connections; the
+// record says where to read it.
+type Job = vocab.Job
 
 // JobStore persists jobs. Implementations must make UpdateJob atomic: fn
 // sees the stored job and its change is written only when it returns
