@@ -54,7 +54,7 @@ func (s *Store) encode(recs []Record) ([]time.Time, [][]byte, error) {
 	keys := make([]time.Time, len(recs))
 	vals := make([][]byte, len(recs))
 	for i, r := range recs {
-		r = r.normalize(now)
+		r = normalize(r, now)
 		if len(r.Args) > MaxArgsBytes {
 			sum := sha256.Sum256(r.Args)
 			r.Args, _ = json.Marshal(map[string]any{"args_too_large": map[string]any{

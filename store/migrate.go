@@ -183,7 +183,7 @@ func migrateV1(tx *bolt.Tx, now time.Time) error {
 			if !lr.OK {
 				r.Outcome = OutcomeError
 			}
-			val, err := json.Marshal(r.normalize(now))
+			val, err := json.Marshal(normalize(r, now))
 			if err != nil {
 				return err
 			}

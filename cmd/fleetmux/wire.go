@@ -132,13 +132,8 @@ func (a *storeAuditor) Append(ctx context.Context, ev mcp.AuditEvent) error {
 	if a.j != nil {
 		appendRec = a.j.Append
 	}
-	return appendRec(ctx, store.Record{
-		Time: ev.Time, PID: a.pid, SessionID: ev.SessionID, MCPSessionID: ev.MCPSessionID,
-		Client: ev.Client, ClientVersion: ev.ClientVersion,
-		Host: ev.Host, Tool: ev.Tool, Args: ev.Args,
-		Outcome: ev.Outcome, ErrorType: ev.ErrorType, Error: ev.Error,
-		Duration: ev.Duration, Parent: ev.Parent, Job: ev.Job,
-	})
+	ev.PID = a.pid
+	return appendRec(ctx, ev)
 }
 
 // storeJobs adapts the store to mcp.JobStore.

@@ -1,6 +1,7 @@
 // Package vocab holds the words mcp, fleet and store share: the safety
-// tier, the name of the local host, host patterns and the job record
-// (job.go). It imports nothing of fleetmux, so every package can use it.
+// tier, the name of the local host, host patterns, the job record (job.go)
+// and the audit record with its outcomes (audit.go). It imports nothing of
+// fleetmux, so every package can use it.
 package vocab
 
 import "path"

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/fleetmux/fleetmux/fleet/vocab"
 	"github.com/fleetmux/fleetmux/mcp/pyfmt"
 )
 
@@ -386,10 +387,11 @@ var FanoutActions = map[string]bool{
 	"set_option": true, "wait_for_text": true,
 }
 
-// Outcomes of one host in a fan-out action.
+// Outcomes of one host in a fan-out action: a call's outcomes
+// (vocab), or skipped.
 const (
-	OutcomeOK      = "ok"
-	OutcomeError   = "error"
-	OutcomeRefused = "refused"
+	OutcomeOK      = vocab.OutcomeOK
+	OutcomeError   = vocab.OutcomeError
+	OutcomeRefused = vocab.OutcomeRefused
 	OutcomeSkipped = "skipped"
 )

@@ -2,13 +2,13 @@ package tools
 
 import (
 	"context"
-	"encoding/json"
 	"log/slog"
 	"sync"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/fleetmux/fleetmux/fleet/vocab"
 	"github.com/fleetmux/fleetmux/mcp/surface"
 	"github.com/fleetmux/fleetmux/tmux/watch"
 	"github.com/fleetmux/fleetmux/transport"
@@ -28,26 +28,10 @@ type Backend interface {
 	Local(host string) bool
 }
 
-// AuditEvent is one tool call as the audit layer sees it. Args are
-// already redacted.
-type AuditEvent struct {
-	Time          time.Time
-	SessionID     string // this process's audit id
-	MCPSessionID  string // the call's MCP session (an HTTP client's Mcp-Session-Id); "" on stdio
-	Client        string
-	ClientVersion string
-	Host          string
-	Tool          string
-	Args          json.RawMessage
-	Outcome       string // ok, error, refused
-	ErrorType     string
-	Error         string
-	Duration      time.Duration
-	Parent        string
-	// Job is the id of the job the call started (comma-separated when
-	// several), or, for a job_end record, the job that ended.
-	Job string
-}
+// AuditEvent is one tool call as the audit layer sees it: the audit
+// record of the shared vocabulary (vocab.AuditRecord), Args already
+// redacted; the auditor sets PID, the store Seq and JID.
+type AuditEvent = vocab.AuditRecord
 
 // Auditor persists audit events. Append must return only once the record
 // is durable.
