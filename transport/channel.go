@@ -343,7 +343,8 @@ func (cc *cmdChannel) run(ctx context.Context, line string, stdin []byte) (Resul
 // it takes a per-command session instead: channels usually free up within
 // milliseconds, and a per-command session costs a login shell start; but a
 // pool full of blocking commands (tmux wait-for) must not stall the rest.
-const overflowDelay = 50 * time.Millisecond
+// A variable so that a test can take the timing out of what it checks.
+var overflowDelay = 50 * time.Millisecond
 
 // acquire returns an idle command channel, starts a new one while the pool
 // is below MaxChannels, or, when the pool has been full and busy for
